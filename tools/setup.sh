@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what ddp3d needs and builds it. Idempotent: each step is skipped when its result
+# is already there, and downloads are cached under $DDP3D_CACHE (default ~/.cache/ddp3d).
+#
+#   bash tools/setup.sh            # packages + LibTorch venv + configure + build
+#   DDP3D_BUILD_DIR=build-x bash tools/setup.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DDP3D_CACHE="${DDP3D_CACHE:-$HOME/.cache/ddp3d}"
+BUILD_DIR="${DDP3D_BUILD_DIR:-$ROOT/build}"
+TORCH_VERSION="${DDP3D_TORCH_VERSION:-2.15.0}"
+VENV="${DDP3D_VENV:-$DDP3D_CACHE/venv-torch-$TORCH_VERSION}"
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+# 1. Debian packages.
+APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config python3-venv
+  libcpprest-dev libyaml-cpp-dev libgtest-dev libgmock-dev libssl-dev
+  prometheus iproute2 procps clang-format clang-tidy)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# 2. LibTorch from PyPI's torch wheel, in a venv keyed by version (shared by every clone).
+if [[ ! -f "$VENV/.ddp3d-ready" ]]; then
+  say "creating $VENV with torch==$TORCH_VERSION (once per machine)"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip >/dev/null
+  "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" numpy pyyaml
+  touch "$VENV/.ddp3d-ready"
+fi
+
+# 3. Configure (once) and build.
+if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+  say "configuring $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DDDP3D_PYTHON="$VENV/bin/python" ${DDP3D_CMAKE_ARGS:-} >/dev/null
+fi
+say "building in $BUILD_DIR (ccache: $CCACHE_DIR)"
+cmake --build "$BUILD_DIR" -j "${DDP3D_JOBS:-$(nproc)}"

@@ -1,0 +1,4 @@
+#pragma once
+namespace ddp3d::launch {
+int run_launch(int argc, char** argv);
+}
