@@ -226,7 +226,11 @@ class ChartInstallTest(unittest.TestCase):
         return json.loads(self.cp.kubectl(*args, "-o", "json", check=True).stdout)
 
     def can_i(self, verb, resource, namespace=NS):
-        res = self.cp.kubectl("auth", "can-i", verb, resource, "-n", namespace, f"--as={OPERATOR_SA}")
+        # "RESOURCE/SUB" means a subresource here (kubectl would read it as a name).
+        resource, _, sub = resource.partition("/")
+        extra = [f"--subresource={sub}"] if sub else []
+        res = self.cp.kubectl("auth", "can-i", verb, resource, *extra, "-n", namespace,
+                              f"--as={OPERATOR_SA}")
         self.assertIn(res.stdout.strip(), ("yes", "no"), res.stderr)
         return res.stdout.strip() == "yes"
 
@@ -268,6 +272,7 @@ class ChartInstallTest(unittest.TestCase):
         self.assertTrue(self.can_i("create", "pods", "team-b"))
         self.assertTrue(self.can_i("watch", "trainingjobs.ddp3d.io", "team-b"))
         self.assertTrue(self.can_i("patch", "trainingjobs.ddp3d.io/status", "team-b"))
+        self.assertTrue(self.can_i("update", "trainingjobs.ddp3d.io/finalizers", "team-b"))
         self.assertTrue(self.can_i("update", "leases.coordination.k8s.io"))
         for verb, resource, ns in [("get", "secrets", NS), ("list", "secrets", "team-b"),
                                    ("get", "configmaps", "team-b"), ("update", "pods", "team-b"),
@@ -276,7 +281,10 @@ class ChartInstallTest(unittest.TestCase):
                                    ("create", "trainingjobs.ddp3d.io", "team-b"),
                                    ("update", "leases.coordination.k8s.io", "team-b"),
                                    ("delete", "leases.coordination.k8s.io", NS),
-                                   ("create", "pods/exec", "team-b")]:
+                                   ("create", "pods/exec", "team-b"), ("get", "pods/log", "team-b"),
+                                   ("delete", "trainingjobs.ddp3d.io/status", "team-b"),
+                                   ("patch", "trainingjobs.ddp3d.io/finalizers", "team-b"),
+                                   ("create", "events.events.k8s.io", "team-b")]:
             with self.subTest(verb=verb, resource=resource, namespace=ns):
                 self.assertFalse(self.can_i(verb, resource, ns))
 
