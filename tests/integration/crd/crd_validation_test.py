@@ -84,6 +84,10 @@ INVALID = [
     ("duplicate env name", job("bad-env-dup", env=[{"name": "A", "value": "1"},
                                                    {"name": "A", "value": "2"}]),
      ["spec.env[1]", "Duplicate value"]),
+    ("env value and valueFrom", job("bad-env-both", env=[
+        {"name": "TOKEN", "value": "x",
+         "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]),
+     ["spec.env[0]", "value and valueFrom are mutually exclusive"]),
     ("env name with '='", job("bad-env-eq", env=[{"name": "A=B"}]),
      ["spec.env[0].name", "should match"]),
     ("bad cleanPodPolicy", run_policy("bad-clean", cleanPodPolicy="Some"),
@@ -162,6 +166,7 @@ class TrainingJobCRDTest(unittest.TestCase):
         self.assertEqual(spec["gpusPerNode"], 8)
         self.assertEqual(spec["config"], CONFIG)
         self.assertEqual(spec["template"]["spec"]["volumes"][0]["name"], "data")  # not pruned
+        self.assertEqual(spec["env"][1]["valueFrom"]["secretKeyRef"]["name"], "wandb")
 
     def test_defaults_applied_by_server(self):
         self.assertEqual(self.create(job("defaults")).returncode, 0)
