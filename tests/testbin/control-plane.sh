@@ -3,7 +3,7 @@
 # controller-manager) for integration tests, on free loopback ports.
 #
 #   control-plane.sh start DIR            build if needed, start, print DIR/kubeconfig
-#   control-plane.sh stop DIR             stop both, leave no process behind
+#   control-plane.sh stop DIR             stop both, leave no process behind (idempotent)
 #   control-plane.sh stop-apiserver DIR   stop only kube-apiserver (etcd keeps the data)
 #   control-plane.sh start-apiserver DIR  start it again on the same port with the same certs
 #   control-plane.sh sa-kubeconfig DIR NAMESPACE SA OUT
@@ -162,6 +162,12 @@ launch_apiserver() { # dir
   APISERVER_PID=$!
 }
 
+abort_start() {
+  stop_pid "$APISERVER_PID" "$START_DIR" kube-apiserver
+  stop_pid "$ETCD_PID" "$START_DIR" etcd
+  rm -f "$START_DIR/env"
+}
+
 # Ports are free when probed but may be taken before the server binds them (other
 # tests run concurrently), so a lost race is retried with fresh ports.
 cmd_start() {
@@ -177,6 +183,10 @@ cmd_start() {
   TESTBIN="$(bash "$here/build.sh")"
   [[ -f "$dir/pki/ca.crt" ]] || gen_certs "$dir/pki"
 
+  # An interrupted or failed start must not leave servers behind.
+  ETCD_PID="" APISERVER_PID="" START_DIR="$dir"
+  trap abort_start EXIT
+  trap 'exit 130' INT TERM
   local attempt
   for attempt in 1 2 3; do
     rm -rf "$dir/etcd"
@@ -232,6 +242,7 @@ EOF
     WATCHDOG_PID=$!
   fi
   write_env "$dir"
+  trap - EXIT INT TERM
   kubectl_in "$dir" -n default create serviceaccount default >/dev/null 2>&1 || true
   log "ready in $((SECONDS - t0))s: https://127.0.0.1:$APISERVER_PORT (etcd pid $ETCD_PID, kube-apiserver pid $APISERVER_PID)"
   echo "$dir/kubeconfig"
@@ -239,6 +250,11 @@ EOF
 
 cmd_stop() {
   local dir="${1:?usage: $0 stop DIR}"
+  # Idempotent, so that cleanup handlers may call it unconditionally.
+  if [[ ! -f "$dir/env" ]]; then
+    log "no control plane running in $dir"
+    return 0
+  fi
   dir="$(cd "$dir" && pwd)"
   load_env "$dir"
   # The watchdog goes first so it cannot race this stop.

@@ -58,6 +58,17 @@ class ControlPlaneTest(unittest.TestCase):
         res = self.cp.kubectl("version", "-o", "json", check=True)
         self.assertEqual(json.loads(res.stdout)["serverVersion"]["gitVersion"], "v1.36.3")
 
+    def test_build_is_cached_by_version(self):
+        t0 = time.monotonic()
+        res = subprocess.run(["bash", os.path.join(os.path.dirname(SCRIPT), "build.sh")],
+                             capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(res.stdout.strip(), self.cp.env["TESTBIN"])
+        self.assertTrue(self.cp.env["TESTBIN"].endswith("/testbin/v1.36.3"))
+        self.assertIn("kube-apiserver up to date", res.stderr)
+        self.assertIn("etcd up to date", res.stderr)
+        self.assertLess(time.monotonic() - t0, 10)
+
     def test_service_account_kubeconfig_is_subject_to_rbac(self):
         cp = self.cp
         cp.script("create-namespace", "rbac-ns")
