@@ -201,11 +201,14 @@ class ChartInstallTest(unittest.TestCase):
         print(f"\ncontrol plane started in {cls.cp.start_seconds:.1f}s", file=sys.stderr)
         try:
             t0 = time.monotonic()
-            env = dict(os.environ, HELM_CACHE_HOME=os.path.join(cls.tmp.name, "helm-cache"),
-                       HELM_CONFIG_HOME=os.path.join(cls.tmp.name, "helm-config"),
-                       HELM_DATA_HOME=os.path.join(cls.tmp.name, "helm-data"))
+            # Helm's caches and repositories stay inside the test's directory.
+            cls.helm_env = dict(os.environ,
+                                HELM_CACHE_HOME=os.path.join(cls.tmp.name, "helm-cache"),
+                                HELM_CONFIG_HOME=os.path.join(cls.tmp.name, "helm-config"),
+                                HELM_DATA_HOME=os.path.join(cls.tmp.name, "helm-data"),
+                                KUBECACHEDIR=os.path.join(cls.tmp.name, "kube-cache"))
             cls.install = run([cls.helm, "install", RELEASE, CHART, "-n", NS, "--create-namespace",
-                               "--kubeconfig", cls.cp.kubeconfig], env=env)
+                               "--kubeconfig", cls.cp.kubeconfig], env=cls.helm_env)
             print(f"helm install took {time.monotonic() - t0:.1f}s", file=sys.stderr)
         except BaseException:
             cls.cp.stop()
@@ -267,6 +270,28 @@ class ChartInstallTest(unittest.TestCase):
                               check=True)
         grants = {r: v for r, v in parse_can_i_list(res.stdout).items() if r not in BOOTSTRAP}
         self.assertEqual(grants, {**EXPECTED_CLUSTER, **EXPECTED_RELEASE_NS}, res.stdout)
+
+    def test_second_release_upgrade_and_uninstall(self):
+        # A second release beside the first: cluster-scoped names must not collide, the
+        # existing CRD is left alone, upgrade applies values, uninstall removes it all
+        # but the CRD (Helm never deletes CRDs, so TrainingJobs survive).
+        helm = [self.helm, "--kubeconfig", self.cp.kubeconfig, "-n", "ops2"]
+        res = run(helm + ["install", "second", CHART, "--create-namespace"], env=self.helm_env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.get_json("get", "clusterrole", "second-ddp3d-operator")
+        res = run(helm + ["upgrade", "second", CHART, "--set", "replicaCount=2",
+                          "--set", "watchNamespaces={team-a,team-b}"], env=self.helm_env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        deploy = self.get_json("-n", "ops2", "get", "deployment", "second-ddp3d-operator")
+        self.assertEqual(deploy["spec"]["replicas"], 2)
+        self.assertIn("--namespace=team-a,team-b",
+                      deploy["spec"]["template"]["spec"]["containers"][0]["args"])
+        res = run(helm + ["uninstall", "second"], env=self.helm_env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        gone = self.cp.kubectl("get", "clusterrole", "second-ddp3d-operator")
+        self.assertIn("NotFound", gone.stderr)
+        self.get_json("get", "crd", "trainingjobs.ddp3d.io")
+        self.get_json("get", "clusterrole", "ddp3d-operator")  # the first release is intact
 
     def test_spot_checks_through_can_i(self):
         self.assertTrue(self.can_i("create", "pods", "team-b"))
