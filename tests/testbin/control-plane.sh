@@ -35,10 +35,13 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# True when PID is alive and is one of ours (its command line mentions DIR), so a
-# recycled PID is never signalled.
+# True when PID is alive and is one of ours (an argument is DIR or lies under it), so
+# a recycled PID, or a control plane in DIR2 = DIR + suffix, is never signalled.
 owns() { # pid dir
-  [[ -n "$1" && -r "/proc/$1/cmdline" ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$2"
+  [[ -n "$1" && -r "/proc/$1/cmdline" ]] || return 1
+  local cmd
+  cmd=" $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+  [[ "$cmd" == *" $2/"* || "$cmd" == *" $2 "* ]]
 }
 
 stop_pid() { # pid dir name
