@@ -364,27 +364,23 @@ S evaluator() {
 // ---- schedule and runtime ----------------------------------------------------------------
 
 S optim_wrapper() {
-  std::vector<Field> optimizer_common = {
-      {"lr", S::number().min(0, true).required().doc("learning rate")},
-      {"weight_decay", S::number().min(0).def(0.0)},
-  };
-  auto with_common = [&](std::vector<Field> extra) {
-    extra.insert(extra.begin(), optimizer_common.begin(), optimizer_common.end());
-    return extra;
-  };
+  const S betas =
+      vec(2).def_list({0.9, 0.999}).doc("AdamW's beta1 is what momentum schedules move");
+  const S eps = S::number().min(0, true).def(1e-8);
   return S::map(
              {
                  {"optimizer",
-                  S::map({})
-                      .variants({{"AdamW", with_common({{"betas", vec(2).def_list({0.9, 0.999})},
-                                                        {"eps", S::number().min(0, true).def(1e-8)},
-                                                        {"amsgrad", S::boolean().def(false)}})},
-                                 {"Adam", with_common({{"betas", vec(2).def_list({0.9, 0.999})},
-                                                       {"eps", S::number().min(0, true).def(1e-8)},
-                                                       {"amsgrad", S::boolean().def(false)}})},
-                                 {"SGD", with_common({{"momentum", S::number().min(0).def(0.0)},
-                                                      {"dampening", S::number().min(0).def(0.0)},
-                                                      {"nesterov", S::boolean().def(false)}})}})
+                  S::map({{"lr", S::number().min(0, true).required().doc("learning rate")},
+                          {"weight_decay", S::number().min(0).def(0.0)}})
+                      .variants(
+                          {{"AdamW",
+                            {{"betas", betas}, {"eps", eps}, {"amsgrad", S::boolean().def(false)}}},
+                           {"Adam",
+                            {{"betas", betas}, {"eps", eps}, {"amsgrad", S::boolean().def(false)}}},
+                           {"SGD",
+                            {{"momentum", S::number().min(0).def(0.0)},
+                             {"dampening", S::number().min(0).def(0.0)},
+                             {"nesterov", S::boolean().def(false)}}}})
                       .required()},
                  {"clip_grad", S::map({{"max_norm", S::number().min(0, true).required()},
                                        {"norm_type", S::number().min(0, true).def(2.0)}})
@@ -404,34 +400,32 @@ S optim_wrapper() {
 }
 
 S param_scheduler() {
-  std::vector<Field> common = {
-      {"by_epoch", S::boolean().def(true).doc("begin/end/T_max count epochs (else iterations)")},
-      {"begin", S::number().min(0).def(0).doc("first epoch/iteration it acts on")},
-      {"end", S::number().min(0).doc("first epoch/iteration it no longer acts on (unset: end)")},
-      {"convert_to_iter_based",
-       S::boolean().def(false).doc("step every iteration while counting in epochs")},
-  };
-  auto with_common = [&](std::vector<Field> extra) {
-    extra.insert(extra.begin(), common.begin(), common.end());
-    return extra;
-  };
+  const S gamma = S::number().min(0).def(0.1).doc("multiplier at each step");
+  const S t_max = S::number().min(0, true).required().doc("length of the cosine half-period");
   return S::list(
-             S::map({})
+             S::map(
+                 {
+                     {"by_epoch",
+                      S::boolean().def(true).doc("begin/end/T_max count epochs (else iterations)")},
+                     {"begin", S::number().min(0).def(0).doc("first epoch/iteration it acts on")},
+                     {"end", S::number().min(0).doc(
+                                 "first epoch/iteration it no longer acts on (unset: the end)")},
+                     {"convert_to_iter_based",
+                      S::boolean().def(false).doc("step every iteration while counting epochs")},
+                 })
                  .variants({
-                     {"StepLR", with_common({{"step_size", S::integer().min(1).required()},
-                                             {"gamma", S::number().min(0).def(0.1)}})},
-                     {"MultiStepLR", with_common({{"milestones", int_list().required()},
-                                                  {"gamma", S::number().min(0).def(0.1)}})},
-                     {"LinearLR", with_common({{"start_factor", S::number().min(0).def(1.0 / 3)},
-                                               {"end_factor", S::number().min(0).def(1.0)}})},
-                     {"ConstantLR", with_common({{"factor", S::number().min(0).def(1.0 / 3)}})},
+                     {"StepLR", {{"step_size", S::integer().min(1).required()}, {"gamma", gamma}}},
+                     {"MultiStepLR", {{"milestones", int_list().required()}, {"gamma", gamma}}},
+                     {"LinearLR",
+                      {{"start_factor", S::number().min(0).def(1.0 / 3)},
+                       {"end_factor", S::number().min(0).def(1.0)}}},
+                     {"ConstantLR", {{"factor", S::number().min(0).def(1.0 / 3)}}},
                      {"CosineAnnealingLR",
-                      with_common({{"T_max", S::number().min(0, true).required()},
-                                   {"eta_min", S::number().min(0).def(0.0).doc("final lr")}})},
+                      {{"T_max", t_max}, {"eta_min", S::number().min(0).def(0.0).doc("final lr")}}},
                      {"CosineAnnealingMomentum",
-                      with_common({{"T_max", S::number().min(0, true).required()},
-                                   {"eta_min", S::number().min(0).def(0.0).doc(
-                                                   "final momentum (AdamW: beta1)")}})},
+                      {{"T_max", t_max},
+                       {"eta_min",
+                        S::number().min(0).def(0.0).doc("final momentum (AdamW: beta1)")}}},
                  })
                  .named("ParamScheduler")
                  .doc("One learning-rate or momentum schedule phase (mmengine's names); phases "
@@ -497,7 +491,7 @@ S env_cfg() {
 S schema_root() {
   return S::map({
       {"model", model()},
-      {"train_dataloader", dataloader(true, "training data")},
+      {"train_dataloader", dataloader(true, "training data").required()},
       {"val_dataloader", dataloader(false, "validation data (optional)")},
       {"test_dataloader", dataloader(false, "test data (optional)")},
       {"val_evaluator", evaluator()},

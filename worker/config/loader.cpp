@@ -90,6 +90,8 @@ Value load_text(Value doc, const std::string& name, const fs::path& dir, const f
     merge_into(merged, load_file(target, target_name, origin, chain));
   }
   merge_into(merged, std::move(doc));
+  // Keys missing at the top are the file's fault, not its first line's.
+  merged.set_origin(Origin{name, 0});
   return merged;
 }
 

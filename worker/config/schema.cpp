@@ -35,7 +35,11 @@ std::string unknown_key_message(const std::string& key, const std::vector<const 
   const Field* best = nullptr;
   std::size_t best_distance = 3;
   for (const Field* f : allowed) {
-    const std::size_t d = edit_distance(key, f->first);
+    std::size_t d = edit_distance(key, f->first);
+    // A truncated or extended name ("bucket_cap" for "bucket_cap_mb") is a likely typo too.
+    const std::string& name = f->first;
+    if (key.size() >= 3 && (name.starts_with(key) || key.starts_with(name)))
+      d = std::min<std::size_t>(d, 2);
     if (d < best_distance) {
       best_distance = d;
       best = f;

@@ -43,7 +43,7 @@ class Writer {
   void rows(const Schema& s, const std::string& key, const std::string& when, bool top,
             std::ostringstream& out) {
     if (!top && !s.name().empty()) {
-      row(s, key, when, "see [" + s.name() + "](#" + anchor(s.name()) + ")", out);
+      row(s, key, when, "See [" + s.name() + "](#" + anchor(s.name()) + ").", out);
       pending_.emplace(s.name(), &s);
       return;
     }
@@ -63,13 +63,11 @@ class Writer {
     if (!inner->discriminator().empty()) {
       std::vector<std::string> names;
       for (const auto& v : inner->variant_fields()) names.push_back(v.first);
-      Schema tag = Schema::string().one_of(names);
-      if (!inner->default_variant().empty()) {
-        tag = std::move(tag).def(inner->default_variant().c_str());
-      } else {
-        tag = std::move(tag).required();
-      }
-      tag = std::move(tag).doc("selects the variant; the rows marked with it apply only to it");
+      const std::string doc = "selects the variant; the rows marked with it apply only to it";
+      const Schema tag =
+          inner->default_variant().empty()
+              ? Schema::string().one_of(names).required().doc(doc)
+              : Schema::string().one_of(names).def(inner->default_variant().c_str()).doc(doc);
       row(tag, dot + inner->discriminator(), when, "", out);
     }
     for (const Field& f : inner->fields()) rows(f.second, dot + f.first, when, false, out);
@@ -82,7 +80,7 @@ class Writer {
   void row(const Schema& s, const std::string& key, const std::string& when,
            const std::string& extra, std::ostringstream& out) {
     std::string desc = s.doc_text();
-    if (!extra.empty()) desc += (desc.empty() ? "" : "; ") + extra;
+    if (!extra.empty()) desc += (desc.empty() ? "" : " ") + extra;
     out << "| `" << key << "` | " << (when.empty() ? "" : "`" + when + "`") << " | "
         << s.type_name() << " | "
         << (s.default_value() ? "`" + inline_value(*s.default_value()) + "`" : "") << " | "
