@@ -3,6 +3,7 @@
 #include <charconv>
 #include <limits>
 
+#include "worker/config/consistency.h"
 #include "worker/config/loader.h"
 #include "worker/config/overrides.h"
 #include "worker/config/schema.h"
@@ -251,6 +252,8 @@ Config finish(Value tree, const std::filesystem::path& file,
     }
   }
   ddp3d_schema().validate(tree, "", issues);
+  // Cross-key checks assume every key has its schema type, so they wait for a clean validation.
+  if (issues.empty()) check_consistency(tree, issues);
   if (!issues.empty()) throw ConfigError(std::move(issues));
   auto root = std::make_shared<Config::Root>(Config::Root{std::move(tree), file});
   const Value* top = &root->tree;
