@@ -69,6 +69,9 @@ concept ConfigGettable = ConfigScalar<T> || IsConfigList<T>::value;
 // ("param_scheduler.1.end").
 class Config {
  public:
+  // An empty mapping (no file): every key is missing. Lets Config be a plain member.
+  Config();
+
   // The value at `key`, converted to T. Throws ConfigError naming the key and the file that set
   // it when the key is missing, null, or of another type.
   template <ConfigGettable T>
