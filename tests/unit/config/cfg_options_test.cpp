@@ -62,6 +62,16 @@ TEST(CfgOptions, AKeyTheSchemaKnowsMayBeAddedAnUnknownOneMayNot) {
       << msg;
 }
 
+TEST(CfgOptions, NullReplacesAMappingAndAKeyBelowNullCreatesOne) {
+  const Config with_clip = toy({"optim_wrapper.clip_grad.max_norm=5"});  // clip_grad was absent
+  EXPECT_DOUBLE_EQ(with_clip.get<double>("optim_wrapper.clip_grad.max_norm"), 5.0);
+  EXPECT_DOUBLE_EQ(with_clip.get<double>("optim_wrapper.clip_grad.norm_type"), 2.0);
+  const Config without =
+      toy({"optim_wrapper.clip_grad={max_norm: 5}", "optim_wrapper.clip_grad=null"});
+  EXPECT_FALSE(without.has("optim_wrapper.clip_grad"));
+  EXPECT_TRUE(without.node("optim_wrapper.clip_grad").is_null());
+}
+
 TEST(CfgOptions, WrongTypeNamesTheOption) {
   const std::string msg = error_of([&] { toy({"train_cfg.max_epochs=ten"}); });
   EXPECT_NE(msg.find("--cfg-options train_cfg.max_epochs=ten: train_cfg.max_epochs: expected an "
