@@ -15,6 +15,28 @@ bool parse_index(const std::string& s, std::size_t& index) {
   return ec == std::errc() && end == s.data() + s.size();
 }
 
+// mmengine's DictAction reads `ids=1,2,3` as a list; so do we: a comma outside brackets and
+// quotes turns an unbracketed value into a flow sequence.
+std::string as_yaml(const std::string& value) {
+  if (value.empty() || value.front() == '[' || value.front() == '{') return value;
+  int depth = 0;
+  char quote = 0;
+  for (char c : value) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      return "[" + value + "]";
+    }
+  }
+  return value;
+}
+
 }  // namespace
 
 CfgOption parse_cfg_option(const std::string& text) {
@@ -28,7 +50,7 @@ CfgOption parse_cfg_option(const std::string& text) {
   for (const std::string& part : option.key) {
     if (part.empty()) throw ConfigError(origin, key, "empty component in dotted key");
   }
-  option.value = parse_yaml(text.substr(eq + 1), origin);
+  option.value = parse_yaml(as_yaml(text.substr(eq + 1)), origin);
   option.value.set_origin_recursive(Origin{origin, 0});
   return option;
 }

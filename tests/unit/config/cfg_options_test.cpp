@@ -29,6 +29,12 @@ TEST(CfgOptions, ValuesAreTypedAsYaml) {
             "--cfg-options optim_wrapper.optimizer.lr=0.001");
 }
 
+TEST(CfgOptions, CommaSeparatedValuesAreAListAsInMmengine) {
+  const Config cfg = toy({"model.hidden=16,8", "work_dir='a,b'"});
+  EXPECT_EQ(cfg.get<std::vector<int>>("model.hidden"), (std::vector<int>{16, 8}));
+  EXPECT_EQ(cfg.get<std::string>("work_dir"), "a,b");  // quoted: one string
+}
+
 TEST(CfgOptions, LaterOptionsWinAndMappingsMerge) {
   const Config cfg = toy({"optim_wrapper.optimizer.lr=0.5", "optim_wrapper.optimizer.lr=0.25",
                           "optim_wrapper.optimizer={momentum: 0.9}"});
