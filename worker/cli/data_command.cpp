@@ -1,0 +1,76 @@
+#include "worker/cli/data_command.h"
+
+#include <chrono>
+#include <iostream>
+#include <string>
+
+#include "common/log.h"
+#include "worker/data/synthetic_kitti.h"
+
+namespace ddp3d::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ddp3d data synth-kitti OUT [--scenes N] [--seed S] [--val-fraction F]\n"
+    "                               [--azimuth-step DEG] [--beams N]\n"
+    "  writes OUT/training/{velodyne,label_2,calib} and OUT/ImageSets/{train,val,trainval}.txt\n";
+
+}  // namespace
+
+int run_data(int argc, char** argv) {
+  if (argc < 3 || std::string(argv[1]) != "synth-kitti") {
+    std::cerr << kUsage;
+    return 2;
+  }
+  data::SynthKittiOptions options;
+  const std::string out = argv[2];
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::cerr << "ddp3d data: " << a << " needs a value\n" << kUsage;
+      return 2;
+    }
+    const std::string v = argv[++i];
+    try {
+      if (a == "--scenes") {
+        options.scenes = std::stoi(v);
+      } else if (a == "--seed") {
+        options.seed = std::stoull(v);
+      } else if (a == "--val-fraction") {
+        options.val_fraction = std::stod(v);
+      } else if (a == "--azimuth-step") {
+        options.scene.azimuth_step_deg = std::stod(v);
+      } else if (a == "--beams") {
+        options.scene.beams = std::stoi(v);
+      } else {
+        std::cerr << "ddp3d data: unknown flag " << a << "\n" << kUsage;
+        return 2;
+      }
+    } catch (const std::exception&) {
+      std::cerr << "ddp3d data: " << a << ": '" << v << "' is not a valid value\n";
+      return 2;
+    }
+  }
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    const int step = std::max(options.scenes / 10, 1);
+    const auto stats = data::write_synthetic_kitti(out, options, [&](int done) {
+      if (done % step == 0 || done == options.scenes) {
+        log::info("synth-kitti: " + std::to_string(done) + "/" + std::to_string(options.scenes) +
+                  " scenes");
+      }
+    });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    log::info("wrote " + std::to_string(stats.scenes) + " scenes to " + out + " in " +
+              std::to_string(seconds) + " s: " + std::to_string(stats.points) + " points, " +
+              std::to_string(stats.cars) + " cars, " + std::to_string(stats.pedestrians) +
+              " pedestrians, " + std::to_string(stats.cyclists) + " cyclists");
+    return 0;
+  } catch (const std::exception& e) {
+    log::error(std::string("synth-kitti: ") + e.what());
+    return 1;
+  }
+}
+
+}  // namespace ddp3d::cli

@@ -1,0 +1,78 @@
+#include "worker/data/kitti_label.h"
+
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "worker/data/text_file.h"
+
+namespace ddp3d::data {
+
+std::vector<KittiObject> parse_kitti_labels(const std::string& text, const std::string& path) {
+  std::vector<KittiObject> objects;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string token; fields >> token;) f.push_back(token);
+    if (f.empty()) continue;
+    const std::string where = path + ":" + std::to_string(line_no) + ": ";
+    if (f.size() != 15 && f.size() != 16) {
+      throw std::runtime_error(where + "expected 15 or 16 fields, got " + std::to_string(f.size()));
+    }
+    auto number = [&](std::size_t i, const char* name) {
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(f[i], &used);
+        if (used != f[i].size()) throw std::invalid_argument(f[i]);
+        return v;
+      } catch (const std::exception&) {
+        throw std::runtime_error(where + name + " (field " + std::to_string(i + 1) + "): '" + f[i] +
+                                 "' is not a number");
+      }
+    };
+    KittiObject o;
+    o.type = f[0];
+    o.truncated = number(1, "truncated");
+    o.occluded = static_cast<int>(number(2, "occluded"));
+    o.alpha = number(3, "alpha");
+    for (int i = 0; i < 4; ++i) o.bbox[i] = number(4 + i, "bbox");
+    for (int i = 0; i < 3; ++i) o.dimensions[i] = number(8 + i, "dimensions");
+    for (int i = 0; i < 3; ++i) o.location[i] = number(11 + i, "location");
+    o.rotation_y = number(14, "rotation_y");
+    if (f.size() == 16) {
+      o.score = number(15, "score");
+      o.has_score = true;
+    }
+    objects.push_back(o);
+  }
+  return objects;
+}
+
+std::vector<KittiObject> read_kitti_labels(const std::string& path) {
+  return parse_kitti_labels(read_file(path), path);
+}
+
+std::string format_kitti_labels(const std::vector<KittiObject>& objects) {
+  std::string out;
+  char buf[512];
+  for (const auto& o : objects) {
+    int n = std::snprintf(buf, sizeof(buf),
+                          "%s %.2f %d %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f",
+                          o.type.c_str(), o.truncated, o.occluded, o.alpha, o.bbox[0], o.bbox[1],
+                          o.bbox[2], o.bbox[3], o.dimensions[0], o.dimensions[1], o.dimensions[2],
+                          o.location[0], o.location[1], o.location[2], o.rotation_y);
+    out.append(buf, static_cast<std::size_t>(n));
+    if (o.has_score) {
+      n = std::snprintf(buf, sizeof(buf), " %.4f", o.score);
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace ddp3d::data

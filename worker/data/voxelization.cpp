@@ -1,0 +1,78 @@
+#include "worker/data/voxelization.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ddp3d::data {
+
+std::array<std::int64_t, 3> VoxelizationOptions::grid_size() const {
+  std::array<std::int64_t, 3> g{};
+  for (int a = 0; a < 3; ++a) {
+    g[a] = std::llround((point_cloud_range[a + 3] - point_cloud_range[a]) / voxel_size[a]);
+    if (g[a] < 1) throw std::invalid_argument("voxel_size larger than point_cloud_range");
+  }
+  return g;
+}
+
+Voxels voxelize(const at::Tensor& points_in, const VoxelizationOptions& o) {
+  if (points_in.dim() != 2 || points_in.size(1) < 3) {
+    throw std::invalid_argument("voxelize: points must be [N, C] with C >= 3");
+  }
+  const at::Tensor points = points_in.to(at::kFloat).contiguous();
+  const auto grid = o.grid_size();
+  const std::int64_t n = points.size(0), c = points.size(1);
+  const int max_points = o.max_points_per_voxel;
+  // Cell -> voxel index, dense over the grid (a pillar grid is ~214k cells).
+  std::vector<std::int32_t> cell_to_voxel(static_cast<std::size_t>(grid[0] * grid[1] * grid[2]),
+                                          -1);
+  at::Tensor voxels = at::zeros({o.max_voxels, max_points, c}, at::kFloat);
+  at::Tensor coors = at::empty({o.max_voxels, 3}, at::kInt);
+  at::Tensor num_points = at::zeros({o.max_voxels}, at::kInt);
+  const float* p = points.data_ptr<float>();
+  float* v = voxels.data_ptr<float>();
+  std::int32_t* co = coors.data_ptr<std::int32_t>();
+  std::int32_t* np = num_points.data_ptr<std::int32_t>();
+  std::int32_t count = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* pt = p + i * c;
+    std::int64_t cell[3];
+    bool inside = true;
+    for (int a = 0; a < 3 && inside; ++a) {
+      cell[a] =
+          static_cast<std::int64_t>(std::floor((pt[a] - o.point_cloud_range[a]) / o.voxel_size[a]));
+      inside = cell[a] >= 0 && cell[a] < grid[a];
+    }
+    if (!inside) continue;
+    const std::int64_t key = (cell[2] * grid[1] + cell[1]) * grid[0] + cell[0];
+    std::int32_t id = cell_to_voxel[static_cast<std::size_t>(key)];
+    if (id < 0) {
+      if (count >= o.max_voxels) continue;
+      id = count++;
+      cell_to_voxel[static_cast<std::size_t>(key)] = id;
+      co[id * 3 + 0] = static_cast<std::int32_t>(cell[2]);
+      co[id * 3 + 1] = static_cast<std::int32_t>(cell[1]);
+      co[id * 3 + 2] = static_cast<std::int32_t>(cell[0]);
+    }
+    if (np[id] >= max_points) continue;
+    std::copy(pt, pt + c, v + (static_cast<std::int64_t>(id) * max_points + np[id]) * c);
+    ++np[id];
+  }
+  return {voxels.narrow(0, 0, count).clone(), coors.narrow(0, 0, count).clone(),
+          num_points.narrow(0, 0, count).clone()};
+}
+
+Voxels collate_voxels(const std::vector<Voxels>& samples) {
+  std::vector<at::Tensor> voxels, coors, nums;
+  for (std::size_t b = 0; b < samples.size(); ++b) {
+    const auto& s = samples[b];
+    voxels.push_back(s.voxels);
+    nums.push_back(s.num_points);
+    coors.push_back(
+        at::cat({at::full({s.coors.size(0), 1}, static_cast<int>(b), at::kInt), s.coors}, 1));
+  }
+  return {at::cat(voxels), at::cat(coors), at::cat(nums)};
+}
+
+}  // namespace ddp3d::data
