@@ -39,6 +39,15 @@ void check_common(const std::string& name, const std::string& help, MetricType t
   if (type == MetricType::kCounter && (name.size() <= 6 || !name.ends_with("_total"))) {
     throw std::invalid_argument("counter '" + name + "': counter names must end in '_total'");
   }
+  // promtool lints these suffixes on anything but histograms and summaries.
+  if (type != MetricType::kHistogram) {
+    for (const char* suffix : {"_bucket", "_count", "_sum"}) {
+      if (name.ends_with(suffix)) {
+        throw std::invalid_argument(std::string(type_name(type)) + " '" + name + "': the suffix '" +
+                                    suffix + "' is reserved for histograms");
+      }
+    }
+  }
   if (type == MetricType::kHistogram &&
       std::find(label_names.begin(), label_names.end(), "le") != label_names.end()) {
     throw std::invalid_argument("histogram '" + name +
