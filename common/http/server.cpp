@@ -146,7 +146,14 @@ void Server::accept_loop() {
     if (fds[1].revents != 0 || stopping_) return;
     if ((fds[0].revents & POLLIN) == 0) continue;
     const int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (conn < 0) continue;  // EAGAIN, ECONNABORTED, EMFILE, ...: try again on the next wake
+    if (conn < 0) {
+      // Out of descriptors: the pending connection keeps the socket readable, so back off
+      // instead of spinning; other errors (EAGAIN, ECONNABORTED) just wait for the next one.
+      if (errno == EMFILE || errno == ENFILE) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kStopCheckMs));
+      }
+      continue;
+    }
     std::unique_lock lock(queue_mutex_);
     if (pending_.size() >= options_.max_pending) {
       lock.unlock();

@@ -15,7 +15,8 @@ inline constexpr const char* kTextContentType = "text/plain; version=0.0.4; char
 
 // Shortest text that parses back to the same double; "NaN", "+Inf", "-Inf" for specials.
 std::string format_value(double value);
-// HELP text: backslash -> "\\", newline -> "\n".
+// HELP text: backslash -> "\\", newline -> "\n". Both escapers also replace each byte that
+// is not part of valid UTF-8 with U+FFFD, since Prometheus rejects invalid UTF-8.
 std::string escape_help(std::string_view help);
 // Label value: backslash -> "\\", double quote -> "\"", newline -> "\n".
 std::string escape_label_value(std::string_view value);

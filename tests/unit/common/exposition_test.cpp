@@ -37,6 +37,17 @@ TEST(Escaping, LabelValueEscapesBackslashQuoteNewline) {
   EXPECT_EQ(escape_label_value("a\\b\nc\"d"), "a\\\\b\\nc\\\"d");
 }
 
+TEST(Escaping, InvalidUtf8BecomesReplacementCharacter) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  // Valid multi-byte text passes through untouched.
+  EXPECT_EQ(escape_label_value("größe ✓ 😀"), "größe ✓ 😀");
+  EXPECT_EQ(escape_label_value("a\xff\\b"), "a" + fffd + "\\\\b");
+  EXPECT_EQ(escape_help("x\xc3"), "x" + fffd);                        // truncated sequence
+  EXPECT_EQ(escape_label_value("\xc0\xaf"), fffd + fffd);             // overlong '/'
+  EXPECT_EQ(escape_label_value("\xed\xa0\x80"), fffd + fffd + fffd);  // surrogate
+  EXPECT_EQ(escape_label_value("\xf4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // > U+10FFFF
+}
+
 TEST(WriteText, CounterGaugeWithEscapedHelpAndLabels) {
   Registry r;
   auto& c = r.counter("ddp3d_req_total", "Requests.\nSecond line \\ here.", {"code", "path"});

@@ -67,6 +67,7 @@ std::string full_exposition() {
       r.counter("ddp3d_test_errors_total", "Errors by kind.\nSecond \\ line.", {"kind", "rank"});
   errors.labels({"nccl \"timeout\"", "0"}).inc();
   errors.labels({"path\\with\nnewline", "1"}).inc(2.5);
+  errors.labels({"bad utf-8 \xff\xfe here, good: größe", "2"}).inc();
   auto& lr = r.gauge("ddp3d_test_learning_rate", "Learning rate.");
   lr.set(1.5e-4);
   auto& special = r.gauge("ddp3d_test_special", "Special values.", {"which"});
