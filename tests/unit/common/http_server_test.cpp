@@ -26,7 +26,9 @@ using Clock = std::chrono::steady_clock;
 
 int connect_loopback(std::uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket");
+  if (fd < 0) {
+    throw std::runtime_error("socket");
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
@@ -42,7 +44,9 @@ void send_all(int fd, const std::string& data) {
   std::size_t off = 0;
   while (off < data.size()) {
     const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;  // the server may close early (e.g. 431): read what it said
+    if (n <= 0) {
+      return;  // the server may close early (e.g. 431): read what it said
+    }
     off += static_cast<std::size_t>(n);
   }
 }
@@ -54,9 +58,13 @@ std::string read_until_close(int fd, std::chrono::milliseconds limit = std::chro
   char buf[4096];
   while (Clock::now() < deadline) {
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) <= 0) continue;
+    if (::poll(&p, 1, 50) <= 0) {
+      continue;
+    }
     const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
+    if (n <= 0) {
+      break;
+    }
     out.append(buf, static_cast<std::size_t>(n));
   }
   return out;
@@ -174,7 +182,8 @@ TEST_F(MetricsServerTest, MalformedRequestsGetClientErrors) {
             400);
   // A head larger than the limit (16 KiB) is refused without reading it all.
   const std::string huge =
-      "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n";
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(std::size_t{64} * 1024, 'a') +
+      "\r\n\r\n";
   EXPECT_EQ(parse_reply(raw_exchange(server_.port(), huge)).status, 431);
   // A client that connects and leaves does not disturb the server.
   ::close(connect_loopback(server_.port()));
@@ -184,12 +193,17 @@ TEST_F(MetricsServerTest, MalformedRequestsGetClientErrors) {
 TEST_F(MetricsServerTest, ManyConcurrentClients) {
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
+  clients.reserve(16);
   for (int i = 0; i < 16; ++i) {
     clients.emplace_back([&] {
-      for (int j = 0; j < 5; ++j) ok += get(server_.port(), "/healthz").status == 200;
+      for (int j = 0; j < 5; ++j) {
+        ok += get(server_.port(), "/healthz").status == 200;
+      }
     });
   }
-  for (auto& c : clients) c.join();
+  for (auto& c : clients) {
+    c.join();
+  }
   EXPECT_EQ(ok.load(), 80);
 }
 
