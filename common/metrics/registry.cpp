@@ -182,7 +182,9 @@ std::vector<FamilySnapshot> Registry::collect() const {
   // Collectors may do I/O (e.g. /proc): run them without holding the registry lock.
   for (const auto& c : collectors) {
     for (auto& f : c->collect()) {
-      out.push_back(std::move(f));
+      if (!f.samples.empty()) {
+        out.push_back(std::move(f));
+      }
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const FamilySnapshot& a, const FamilySnapshot& b) {

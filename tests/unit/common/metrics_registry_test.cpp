@@ -235,6 +235,19 @@ struct FixedCollector : Collector {
   }
 };
 
+struct EmptyCollector : Collector {
+  std::vector<FamilySnapshot> collect() const override {
+    return {FamilySnapshot{"nothing_yet", "No samples.", MetricType::kGauge, {}}};
+  }
+};
+
+TEST(Collector, EmptyFamilyIsLeftOutButItsNameStaysReserved) {
+  Registry r;
+  r.add_collector(std::make_shared<EmptyCollector>());
+  EXPECT_EQ(r.expose(), "");
+  EXPECT_THROW(r.gauge("nothing_yet", "G."), std::invalid_argument);
+}
+
 TEST(Collector, MergedSortedAndNameClashRejected) {
   Registry r;
   r.gauge("zzz", "Z.").set(1);
