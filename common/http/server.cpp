@@ -132,7 +132,12 @@ void Server::stop() {
   if (!running_) {
     return;
   }
-  stopping_ = true;
+  {
+    // Set under the queue lock so a worker between its predicate check and its wait cannot
+    // miss the notify_all below.
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
   const char byte = 1;
   while (::write(wake_pipe_[1], &byte, 1) < 0 && errno == EINTR) {
   }
