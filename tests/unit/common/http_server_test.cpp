@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -105,6 +106,21 @@ TEST_F(MetricsServerTest, MalformedRequestsGetClientErrors) {
   EXPECT_EQ(parse_reply(raw_exchange(server_.port(), huge)).status, 431);
   // A client that connects and leaves does not disturb the server.
   ::close(connect_loopback(server_.port()));
+  EXPECT_EQ(get(server_.port(), "/healthz").status, 200);
+}
+
+TEST_F(MetricsServerTest, RandomGarbageGetsAnErrorAndTheServerSurvives) {
+  std::mt19937 rng(777);
+  for (int i = 0; i < 30; ++i) {
+    std::string junk;
+    const int len = 1 + static_cast<int>(rng() % 200);
+    for (int k = 0; k < len; ++k) {
+      junk += static_cast<char>(rng() % 256);
+    }
+    const std::string raw = raw_exchange(server_.port(), junk + "\r\n\r\n");
+    const Reply r = parse_reply(raw);
+    EXPECT_TRUE(r.status == 400 || r.status == 505) << r.status;
+  }
   EXPECT_EQ(get(server_.port(), "/healthz").status, 200);
 }
 
