@@ -56,6 +56,9 @@ std::uint16_t free_port() {
   socklen_t len = sizeof(addr);
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) {
+      ::close(fd);
+    }
     throw std::runtime_error("cannot find a free loopback port");
   }
   ::close(fd);
