@@ -66,42 +66,45 @@ TEST(Watch, StreamSeesAddedModifiedDeletedInOrder) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
 }
 
-TEST(Watch, TooOldResourceVersionIsGone) {
+// After an apiserver restart its watch cache starts at the current revision, so a
+// resourceVersion from before the restart (with writes after it) is too old: 410 Gone.
+TEST(Watch, TooOldResourceVersionIsGoneAndTheWatcherRelists) {
   Client client(ControlPlane::get().config());
   const std::string ns = testing::unique_namespace("gone");
   testing::create_namespace(client, ns);
-  // Enough writes that resourceVersion 1 is far behind anything the server still keeps.
-  for (int i = 0; i < 5; ++i)
-    client.create(resources::config_maps(), ns, config_map("g" + std::to_string(i), {}));
+  const auto& cms = resources::config_maps();
+  const std::string old_rv = client.list(cms, ns).resource_version;
+  for (int i = 0; i < 3; ++i) client.create(cms, ns, config_map("g" + std::to_string(i), {}));
+  ControlPlane::get().stop_apiserver();
+  ControlPlane::get().start_apiserver();
+
   WatchOptions o;
-  o.resource_version = "1";
+  o.resource_version = old_rv;
   o.timeout_seconds = 10;
   std::stop_source never;
   EXPECT_THROW(client.watch_stream(
-                   resources::config_maps(), ns, o, [](const WatchEvent&) {}, never.get_token()),
+                   cms, ns, o, [](const WatchEvent&) {}, never.get_token()),
                GoneError);
-}
 
-TEST(Watcher, RelistsOnGoneAndResumes) {
-  Client client(ControlPlane::get().config());
-  const std::string ns = testing::unique_namespace("relist");
-  testing::create_namespace(client, ns);
-  Watcher::Options o;
-  o.watch.resource_version = "1";  // expired: forces the relist path first
-  o.min_timeout_seconds = 30;
+  Watcher::Options wo;
+  wo.watch.resource_version = old_rv;  // resuming from it must fall back to a re-list
+  wo.min_timeout_seconds = 30;
   std::atomic<int> lists{0};
   Recorded rec;
   Watcher w(
-      client, resources::config_maps(), ns, o, [&](const WatchEvent& ev) { rec.add(ev); },
+      client, cms, ns, wo, [&](const WatchEvent& ev) { rec.add(ev); },
       [&] {
         ++lists;
-        return client.list(resources::config_maps(), ns).resource_version;
+        return client.list(cms, ns).resource_version;
       });
   std::jthread t([&](std::stop_token stop) { w.run(stop); });
   ASSERT_TRUE(eventually([&] { return lists.load() >= 1; }));
-  client.create(resources::config_maps(), ns, config_map("after", {}));
+  client.create(cms, ns, config_map("after", {}));
   EXPECT_TRUE(eventually([&] { return !rec.types_for("after").empty(); }));
+  EXPECT_EQ(rec.types_for("g0").size(), 0u)
+      << "objects from the re-list are not replayed as events";
   EXPECT_EQ(w.relists(), 1);
+  EXPECT_EQ(lists.load(), 1);
   EXPECT_FALSE(w.resource_version().empty());
 }
 
