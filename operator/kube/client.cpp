@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/log.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/tls_setup.h"
 #include "operator/kube/token_source.h"
@@ -274,6 +275,7 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
     throw_api_error(parse_api_status(resp.status_code(), text), "GET", path);
   }
 
+  log::debug(what + ": stream open");
   auto body = resp.body().streambuf();
   LineSplitter lines;
   std::vector<char> buf(64 * 1024);
@@ -294,10 +296,13 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
     if (stop.stop_requested()) return;
     if (n == 0) {
       if (!lines.pending().empty()) throw TransportError(what + ": stream ended inside an event");
+      log::debug(what + ": stream closed by the server");
       return;  // the server closed the watch (timeoutSeconds): normal end
     }
     for (const std::string& line : lines.feed(std::string_view(buf.data(), n))) {
       WatchEvent ev = parse_watch_event(line);
+      log::debug(what + ": " + to_string(ev.type) + " " + meta_name(ev.object) + " rv " +
+                 meta_resource_version(ev.object));
       if (ev.type == EventType::kError) {
         // The Status inside an ERROR event carries the HTTP-equivalent code (410 = too old).
         const int code =
