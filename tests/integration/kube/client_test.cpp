@@ -185,3 +185,56 @@ TEST(ClientAuth, ServiceAccountTokenFromKubeconfigIsSent) {
 
 }  // namespace
 }  // namespace ddp3d::kube
+
+namespace ddp3d::kube {
+namespace {
+
+// The custom resource path (ddp3d.io/v1alpha1 trainingjobs) against the project's real CRD:
+// server-side defaults, the status subresource, and validation errors naming the field.
+TEST(ClientCustomResource, TrainingJobCreateStatusAndValidation) {
+  ControlPlane::get().kubectl("apply -f crds/");
+  Client client(ControlPlane::get().config());
+  const std::string ns = testing::unique_namespace("tj");
+  testing::create_namespace(client, ns);
+  const auto& tjs = resources::training_jobs();
+  // A new CRD is served once it is established.
+  ASSERT_TRUE(testing::eventually([&] {
+    try {
+      client.list(tjs, ns);
+      return true;
+    } catch (const NotFoundError&) {
+      return false;
+    }
+  }));
+  value job = value::parse(R"({"apiVersion":"ddp3d.io/v1alpha1","kind":"TrainingJob",
+      "metadata":{"name":"pp"},
+      "spec":{"nnodes":2,"gpusPerNode":0,"config":"configs/x.yaml","image":"ddp3d:test"}})");
+  value created = client.create(tjs, ns, job);
+  EXPECT_EQ(created.at("spec").at("port").as_integer(), 29500) << "CRD default applied";
+
+  value st = value::parse(R"({"status":{"phase":"Running","restarts":1}})");
+  value patched = client.patch_status(tjs, ns, "pp", st);
+  EXPECT_EQ(patched.at("status").at("phase").as_string(), "Running");
+  EXPECT_EQ(client.get(tjs, ns, "pp").at("status").at("restarts").as_integer(), 1);
+
+  try {
+    client.patch_status(tjs, ns, "pp", value::parse(R"({"status":{"phase":"Exploded"}})"));
+    FAIL() << "invalid phase accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.http_status(), 422);
+    EXPECT_EQ(e.reason(), "Invalid");
+    EXPECT_NE(e.message().find("status.phase"), std::string::npos) << e.what();
+  }
+  job["metadata"]["name"] = value::string("zero");
+  job["spec"]["nnodes"] = value::number(0);
+  try {
+    client.create(tjs, ns, job);
+    FAIL() << "nnodes 0 accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.http_status(), 422);
+    EXPECT_NE(e.message().find("spec.nnodes"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ddp3d::kube

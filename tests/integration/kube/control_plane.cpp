@@ -75,6 +75,15 @@ std::filesystem::path ControlPlane::sa_kubeconfig(const std::string& ns, const s
   return out;
 }
 
+void ControlPlane::kubectl(const std::string& args) {
+  const std::string cmd = "cd '" + source_dir().string() + "' && KUBECACHEDIR='" +
+                          (dir_ / "kube-cache").string() + "' kubectl --kubeconfig '" +
+                          kubeconfig().string() + "' " + args + " >>'" +
+                          (dir_ / "harness.log").string() + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    throw std::runtime_error("kubectl " + args + " failed; see " + (dir_ / "harness.log").string());
+}
+
 std::string unique_namespace(const std::string& suffix) {
   static std::atomic<int> n{0};
   return "kt-" + suffix + "-" + std::to_string(++n);

@@ -23,6 +23,9 @@ class ControlPlane {
   // A kubeconfig that authenticates with the token of ServiceAccount `sa` in `ns`.
   std::filesystem::path sa_kubeconfig(const std::string& ns, const std::string& sa);
 
+  // Runs kubectl as the admin (e.g. "apply -f crds/"); throws when it fails.
+  void kubectl(const std::string& args);
+
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path kubeconfig() const { return dir_ / "kubeconfig"; }
   Config config() const { return load_kubeconfig(kubeconfig()); }
