@@ -23,7 +23,9 @@ double polygon_area(const std::vector<Point>& poly) {
   return std::abs(twice) / 2;
 }
 
-bool degenerate(const GroundRect& r) { return !(r.length > 0) || !(r.width > 0); }
+bool degenerate(const GroundRect& r) {
+  return !(r.length > 0) || !(r.width > 0);
+}
 
 }  // namespace
 

@@ -39,8 +39,8 @@ PrCurve precision_curve(const PreparedFrames& prepared, const std::vector<FrameR
   std::vector<Counts> counts(thresholds.size());
   for (std::size_t f = 0; f < n; ++f) {
     for (std::size_t t = 0; t < thresholds.size(); ++t) {
-      auto stats = frame_statistics(prepared.overlaps[m][f], *prepared.frames[f], roles[f],
-                                    metric, min_overlap, thresholds[t], true, compute_aos);
+      auto stats = frame_statistics(prepared.overlaps[m][f], *prepared.frames[f], roles[f], metric,
+                                    min_overlap, thresholds[t], true, compute_aos);
       counts[t].tp += stats.tp;
       counts[t].fp += stats.fp;
       if (stats.similarity != -1) counts[t].similarity += stats.similarity;
@@ -97,8 +97,8 @@ KittiEvalResult evaluate_kitti(const KittiEvalFrames& frames, const KittiEvalOpt
   result.has_bev = options.bev;
   result.has_3d = options.box3d;
   result.has_loose = options.loose;
-  result.has_aos = options.bbox && options.aos && any_alpha(frames, true) &&
-                   any_alpha(frames, false);
+  result.has_aos =
+      options.bbox && options.aos && any_alpha(frames, true) && any_alpha(frames, false);
   const std::array<bool, 3> enabled{options.bbox, options.bev, options.box3d};
 
   PreparedFrames prepared;
@@ -131,9 +131,9 @@ KittiEvalResult evaluate_kitti(const KittiEvalFrames& frames, const KittiEvalOpt
         for (int m = 0; m < 3; ++m) {
           if (!enabled[m]) continue;
           const bool with_aos = m == 0 && result.has_aos;
-          const PrCurve curve = precision_curve(prepared, roles, num_valid_gt,
-                                                static_cast<Metric>(m), cls.min_overlap[s][m],
-                                                with_aos);
+          const PrCurve curve =
+              precision_curve(prepared, roles, num_valid_gt, static_cast<Metric>(m),
+                              cls.min_overlap[s][m], with_aos);
           cls.ap11[s][m][d] = ap11(curve.precision);
           cls.ap40[s][m][d] = ap40(curve.precision);
           if (with_aos) {

@@ -84,8 +84,8 @@ class Reader {
  private:
   void need(std::size_t n, const char* what) {
     if (in_.size() - pos_ < n) {
-      throw std::invalid_argument("kitti eval shard: bytes end at offset " +
-                                  std::to_string(pos_) + " while reading " + what);
+      throw std::invalid_argument("kitti eval shard: bytes end at offset " + std::to_string(pos_) +
+                                  " while reading " + what);
     }
   }
   std::string_view in_;
@@ -171,8 +171,7 @@ KittiEvalFrames KittiEvalFrames::deserialize(std::string_view bytes) {
     out.add(std::move(frame));
   }
   if (!r.done()) {
-    throw std::invalid_argument("kitti eval shard: " +
-                                std::to_string(bytes.size() - r.pos()) +
+    throw std::invalid_argument("kitti eval shard: " + std::to_string(bytes.size() - r.pos()) +
                                 " trailing bytes after the last frame");
   }
   return out;

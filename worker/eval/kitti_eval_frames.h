@@ -18,15 +18,15 @@ namespace ddp3d::eval {
 // confidence; `truncated` / `occluded` are unused. `alpha` = -10 means "no observation angle"
 // (the devkit's convention): AOS is only computed when detections and ground truth carry it.
 struct EvalObject {
-  std::string type;                         // Car, Pedestrian, Cyclist, Van, DontCare, ...
-  double truncated = 0;                     // 0..1
-  int occluded = 0;                         // 0..3
-  double alpha = -10;                       // observation angle, [-pi, pi]
-  std::array<double, 4> bbox{};             // 2D image box: left, top, right, bottom (px)
-  std::array<double, 3> dimensions{};       // height, width, length (m)
-  std::array<double, 3> location{};         // camera frame x, y, z of the bottom centre (m)
-  double rotation_y = 0;                    // yaw about the camera y axis
-  double score = 0;                         // detection confidence
+  std::string type;                    // Car, Pedestrian, Cyclist, Van, DontCare, ...
+  double truncated = 0;                // 0..1
+  int occluded = 0;                    // 0..3
+  double alpha = -10;                  // observation angle, [-pi, pi]
+  std::array<double, 4> bbox{};        // 2D image box: left, top, right, bottom (px)
+  std::array<double, 3> dimensions{};  // height, width, length (m)
+  std::array<double, 3> location{};    // camera frame x, y, z of the bottom centre (m)
+  double rotation_y = 0;               // yaw about the camera y axis
+  double score = 0;                    // detection confidence
 
   bool operator==(const EvalObject&) const = default;
 };

@@ -20,8 +20,8 @@ void print_row(std::ostringstream& out, int metric, const char* ap_name,
                const std::array<double, 3>& values) {
   // mmdet3d prints AOS with two decimals and the other metrics with four.
   out << kRowLabels[metric] << ' ' << ap_name << ':' << std::fixed
-      << std::setprecision(metric == kAosIndex ? 2 : 4) << values[0] << ", " << values[1]
-      << ", " << values[2] << '\n';
+      << std::setprecision(metric == kAosIndex ? 2 : 4) << values[0] << ", " << values[1] << ", "
+      << values[2] << '\n';
 }
 
 std::array<double, 3> class_mean(const KittiEvalResult& r, bool ap11, int metric) {

@@ -23,9 +23,9 @@ bool is_neighbour_class(const std::string& evaluated, const std::string& other) 
 
 CameraBox3d camera_box(const EvalObject& o) {
   // KITTI dimensions are (height, width, length).
-  return CameraBox3d{GroundRect{o.location[0], o.location[2], o.dimensions[2], o.dimensions[1],
-                                o.rotation_y},
-                     o.location[1], o.dimensions[0]};
+  return CameraBox3d{
+      GroundRect{o.location[0], o.location[2], o.dimensions[2], o.dimensions[1], o.rotation_y},
+      o.location[1], o.dimensions[0]};
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ enum class Difficulty { kEasy = 0, kModerate = 1, kHard = 2 };
 enum class Metric { kBbox = 0, kBev = 1, k3d = 2 };
 
 // Devkit difficulty limits, indexed by Difficulty.
-inline constexpr std::array<double, 3> kMinHeight{40, 25, 25};     // px, 2D box height
+inline constexpr std::array<double, 3> kMinHeight{40, 25, 25};  // px, 2D box height
 inline constexpr std::array<int, 3> kMaxOcclusion{0, 1, 2};
 inline constexpr std::array<double, 3> kMaxTruncation{0.15, 0.3, 0.5};
 inline constexpr int kNumSamplePoints = 41;
@@ -43,8 +43,8 @@ struct FrameStatistics {
   int tp = 0;
   int fp = 0;
   int fn = 0;
-  double similarity = -1;            // sum of (1 + cos Δalpha) / 2 over TPs; -1 if no TP/FP
-  std::vector<double> tp_scores;     // scores of the true positives
+  double similarity = -1;         // sum of (1 + cos Δalpha) / 2 over TPs; -1 if no TP/FP
+  std::vector<double> tp_scores;  // scores of the true positives
 };
 
 // The devkit's compute_statistics. Without `count_false_positives` every valid ground-truth
