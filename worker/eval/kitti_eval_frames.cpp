@@ -177,4 +177,16 @@ KittiEvalFrames KittiEvalFrames::deserialize(std::string_view bytes) {
   return out;
 }
 
+KittiEvalFrames merge_serialized_shards(const std::vector<std::string>& shards) {
+  KittiEvalFrames merged;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    try {
+      merged.merge(KittiEvalFrames::deserialize(shards[i]));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("shard " + std::to_string(i) + ": " + e.what());
+    }
+  }
+  return merged;
+}
+
 }  // namespace ddp3d::eval

@@ -61,4 +61,8 @@ class KittiEvalFrames {
   std::map<std::int64_t, EvalFrame> frames_;
 };
 
+// Rank 0's side of distributed evaluation: the gathered serialize() outputs of every rank,
+// merged. A malformed shard is reported with its index (= the rank that sent it).
+KittiEvalFrames merge_serialized_shards(const std::vector<std::string>& shards);
+
 }  // namespace ddp3d::eval

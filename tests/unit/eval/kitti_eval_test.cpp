@@ -326,8 +326,7 @@ TEST(KittiEvalFrames, MergedShardsEqualEvaluatingAllFrames) {
   int k = 0;
   for (const auto& [id, f] : all.frames()) (k++ % 2 ? shard1 : shard0).add(f);
   shard1.add(all.frames().begin()->second);
-  KittiEvalFrames merged = KittiEvalFrames::deserialize(shard0.serialize());
-  merged.merge(KittiEvalFrames::deserialize(shard1.serialize()));
+  const KittiEvalFrames merged = merge_serialized_shards({shard0.serialize(), shard1.serialize()});
 
   ASSERT_EQ(merged.size(), all.size());
   const auto expected = evaluate_kitti(all).metrics();
@@ -353,6 +352,12 @@ TEST(KittiEvalFrames, RejectsBadInput) {
                std::invalid_argument);
   EXPECT_THROW(KittiEvalFrames::deserialize("NOTMAGIC"), std::invalid_argument);
   EXPECT_THROW(KittiEvalFrames::deserialize(bytes + "x"), std::invalid_argument);
+  try {
+    merge_serialized_shards({bytes, bytes.substr(0, 20)});
+    FAIL() << "a truncated shard was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("shard 1: ", 0), 0u) << e.what();
+  }
 
   KittiEvalFrames frames;
   frames.add(EvalFrame{7, {object("Car", 0)}, {}});
