@@ -61,6 +61,9 @@ struct KittiEvalResult {
   // KITTI/Overall_<2D|BEV|3D|AOS>_<AP11|AP40>_<difficulty> (strict, mean over classes) when
   // more than one class is evaluated.
   std::map<std::string, double> metrics() const;
+
+  // metrics() as one JSON object (keys sorted, values with 17 significant digits).
+  std::string metrics_json() const;
 };
 
 // Overlap thresholds [setting][metric] the devkit uses for `class_name`.

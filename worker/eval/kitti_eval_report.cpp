@@ -95,4 +95,17 @@ std::map<std::string, double> KittiEvalResult::metrics() const {
   return out;
 }
 
+std::string KittiEvalResult::metrics_json() const {
+  std::ostringstream out;
+  out << std::setprecision(17) << '{';
+  bool first = true;
+  for (const auto& [name, value] : metrics()) {
+    // Metric names are plain ASCII without quotes or backslashes: no escaping needed.
+    out << (first ? "" : ", ") << '"' << name << "\": " << value;
+    first = false;
+  }
+  out << '}';
+  return out.str();
+}
+
 }  // namespace ddp3d::eval

@@ -390,6 +390,10 @@ TEST(KittiEvalReport, TableLooksLikeMmdet3d) {
     EXPECT_NE(table.find(line), std::string::npos) << line << "\nin:\n" << table;
   }
   EXPECT_EQ(table.find("Overall"), std::string::npos);  // one class: no overall rows
+  const std::string json = result.metrics_json();
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.back(), '}');
+  EXPECT_NE(json.find("\"KITTI/Car_BEV_AP40_moderate_strict\": 100"), std::string::npos) << json;
   std::cout << table;
 }
 
