@@ -111,6 +111,13 @@ KittiEvalResult evaluate_kitti(const KittiEvalFrames& frames, const KittiEvalOpt
   }
 
   const int num_settings = options.loose ? 2 : 1;
+  for (std::size_t i = 0; i < options.classes.size(); ++i) {
+    if (std::find(options.classes.begin(), options.classes.begin() + i, options.classes[i]) !=
+        options.classes.begin() + i) {
+      throw std::invalid_argument("kitti eval: class '" + options.classes[i] +
+                                  "' is listed twice in the options");
+    }
+  }
   for (const std::string& class_name : options.classes) {
     ClassAp cls;
     cls.name = class_name;

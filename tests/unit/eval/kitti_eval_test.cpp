@@ -377,6 +377,9 @@ TEST(KittiEvalFrames, RejectsBadInput) {
         << e.what();
   }
   EXPECT_THROW(evaluate_kitti(frames, only("Truck")), std::invalid_argument);
+  KittiEvalOptions twice;
+  twice.classes = {"Car", "Cyclist", "Car"};
+  EXPECT_THROW(evaluate_kitti(frames, twice), std::invalid_argument);
 }
 
 TEST(KittiEvalReport, TableLooksLikeMmdet3d) {
