@@ -61,6 +61,18 @@ const char* to_string(Phase p) {
   return "?";
 }
 
+std::string phase_condition_type(Phase p) {
+  switch (p) {
+    case Phase::kNone:
+      return "";
+    case Phase::kPending:
+    case Phase::kStarting:
+      return "Created";
+    default:
+      return to_string(p);
+  }
+}
+
 std::optional<RestartPolicy> parse_restart_policy(const std::string& s) {
   for (auto p : {RestartPolicy::kNever, RestartPolicy::kOnFailure, RestartPolicy::kExitCode}) {
     if (s == to_string(p)) return p;
@@ -234,8 +246,6 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
   } else {
     r.error("phase", "unknown phase \"" + phase + "\"");
   }
-  r.string("reason", &st.reason);
-  r.string("message", &st.message);
   r.integer("restarts", &st.restarts);
   r.integer("attempt", &st.attempt);
   std::string t;
@@ -274,14 +284,20 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
       st.nodes.push_back(std::move(node));
     }
   }
+  // reason/message are not stored on their own: they are those of the phase's condition.
+  const std::string type = phase_condition_type(st.phase);
+  for (const auto& c : st.conditions) {
+    if (c.type == type && c.status == "True") {
+      st.reason = c.reason;
+      st.message = c.message;
+    }
+  }
   return st;
 }
 
 value status_to_json(const TrainingJobStatus& st) {
   value v = value::object();
   v["phase"] = value::string(to_string(st.phase));
-  if (!st.reason.empty()) v["reason"] = value::string(st.reason);
-  if (!st.message.empty()) v["message"] = value::string(st.message);
   v["restarts"] = value::number(st.restarts);
   v["attempt"] = value::number(st.attempt);
   if (st.start_time) v["startTime"] = value::string(*st.start_time);

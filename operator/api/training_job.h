@@ -40,6 +40,9 @@ const char* to_string(Phase p);
 std::optional<RestartPolicy> parse_restart_policy(const std::string& s);
 std::optional<CleanPodPolicy> parse_clean_pod_policy(const std::string& s);
 std::optional<Phase> parse_phase(const std::string& s);
+// The condition that carries the reason and message of a phase: "Created" while Pending or
+// Starting, the phase's own name otherwise.
+std::string phase_condition_type(Phase p);
 inline bool is_finished(Phase p) {
   return p == Phase::kSucceeded || p == Phase::kFailed;
 }
@@ -97,8 +100,10 @@ struct NodeStatus {
 
 struct TrainingJobStatus {
   Phase phase = Phase::kNone;
-  std::string reason;   // machine-readable cause of the current phase
-  std::string message;  // human-readable detail
+  // Cause and detail of the current phase. Not stored as fields of their own: they are the
+  // reason and message of the phase's condition (phase_condition_type), which the CRD keeps.
+  std::string reason;
+  std::string message;
   std::vector<Condition> conditions;
   std::vector<NodeStatus> nodes;
   int restarts = 0;

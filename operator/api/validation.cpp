@@ -30,7 +30,7 @@ void check_env_list(const value& env, const std::string& path, std::vector<Field
     const std::string name = e.at("name").as_string();
     if (is_reserved_env(name)) {
       errors->push_back({p + ".name", "\"" + name +
-                                          "\" is reserved: the operator sets it on every pod "
+                                          "\" is reserved: the operator or the launcher sets it "
                                           "(see the environment contract)"});
     }
   }

@@ -10,7 +10,7 @@
 
 namespace ddp3d::op::api {
 
-inline constexpr int kMaxNodes = 4096;
+inline constexpr int kMaxNodes = 1024;
 inline constexpr int kMaxGpusPerNode = 64;
 
 std::vector<FieldError> validate(const TrainingJob& job);

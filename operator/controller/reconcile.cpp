@@ -128,7 +128,13 @@ class Reconciler {
     st.reason = reason;
     st.message = message;
     auto* c = &st.conditions;
-    if (!find_condition(*c, kCondCreated)) {
+    // Created stays True from the first pass on; while Pending/Starting it also carries the
+    // phase's reason and message (see api::phase_condition_type).
+    const bool early = phase == Phase::kPending || phase == Phase::kStarting;
+    const auto* created = find_condition(*c, kCondCreated);
+    if (early) {
+      set_condition(c, kCondCreated, true, reason, message, now_s_);
+    } else if (!created) {
       set_condition(c, kCondCreated, true, "Created", "TrainingJob accepted", now_s_);
     }
     auto set_if = [&](const char* type, Phase when) {

@@ -87,7 +87,8 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   st.attempt = 3;
   st.start_time = "2026-11-30T10:00:00Z";
   st.observed_generation = 7;
-  st.conditions.push_back({"Restarting", "True", "NodeFailed", "m", "2026-11-30T10:01:00Z"});
+  st.conditions.push_back(
+      {"Restarting", "True", "NodeFailed", "node 1 failed", "2026-11-30T10:01:00Z"});
   st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, ""});
   st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled"});
   std::vector<FieldError> errors;
@@ -95,6 +96,19 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   EXPECT_TRUE(errors.empty()) << join(errors);
   EXPECT_EQ(back, st);
   EXPECT_EQ(status_to_json(st).at("phase").as_string(), "Restarting");
+  // reason/message live in the phase's condition only (the CRD has no top-level fields).
+  EXPECT_FALSE(status_to_json(st).has_field("reason"));
+  EXPECT_EQ(back.reason, "NodeFailed");
+}
+
+TEST(TrainingJobStatus, EarlyPhasesTakeReasonFromCreated) {
+  TrainingJobStatus st;
+  st.phase = Phase::kStarting;
+  st.conditions.push_back({"Created", "True", "NodesStarting", "1 of 2", "t"});
+  std::vector<FieldError> errors;
+  const auto back = status_from_json(status_to_json(st), &errors);
+  EXPECT_EQ(back.reason, "NodesStarting");
+  EXPECT_EQ(back.message, "1 of 2");
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(Validation, ValidJobHasNoErrors) {
 
 TEST(Validation, TableOfInvalidJobsNamesTheField) {
   const std::vector<InvalidCase> cases = {
-      {"nnodes zero", "spec.nnodes", "0", "spec.nnodes", "between 1 and 4096, got 0"},
+      {"nnodes zero", "spec.nnodes", "0", "spec.nnodes", "between 1 and 1024, got 0"},
       {"nnodes huge", "spec.nnodes", "5000", "spec.nnodes", "got 5000"},
       {"negative gpus", "spec.gpusPerNode", "-1", "spec.gpusPerNode", "got -1"},
       {"port zero", "spec.port", "0", "spec.port", "between 1 and 65535"},
@@ -70,6 +70,10 @@ TEST(Validation, TableOfInvalidJobsNamesTheField) {
        R"({"spec": {"containers": [{"name": "w", "env": [{"name": "WORLD_SIZE", "value": "9"}]}]}})",
        "spec.template.spec.containers[0].env[0].name", "\"WORLD_SIZE\" is reserved"},
       {"reserved PET name", "spec.env", R"([{"name": "PET_MASTER_ADDR", "value": "x"}])",
+       "spec.env[0].name", "reserved"},
+      {"launcher variable", "spec.env", R"([{"name": "LOCAL_RANK", "value": "0"}])",
+       "spec.env[0].name", "\"LOCAL_RANK\" is reserved"},
+      {"reserved prefix", "spec.env", R"([{"name": "DDP3D_EXTRA", "value": "0"}])",
        "spec.env[0].name", "reserved"},
       {"no image anywhere", "spec.image", "\"\"", "spec.image", "required"},
       {"wrong type", "spec.nnodes", "\"2\"", "spec.nnodes", "must be an integer"},
