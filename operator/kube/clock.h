@@ -25,11 +25,15 @@ class RealClock final : public Clock {
   time_point now() const override { return std::chrono::steady_clock::now(); }
   void wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                   time_point deadline) override {
-    cv.wait_until(lock, deadline);
+    if (deadline == time_point::max())
+      cv.wait(lock);  // no deadline: avoid overflow inside
+    else
+      cv.wait_until(lock, deadline);
   }
 };
 
-// Time moves only through advance(); waiters are woken on every advance.
+// Time moves only through advance(); waiters are woken on every advance. The objects that wait
+// on it (queues) must outlive any concurrent advance() call.
 class FakeClock final : public Clock {
  public:
   FakeClock() = default;

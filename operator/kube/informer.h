@@ -72,8 +72,15 @@ class Informer {
   std::atomic<bool> synced_{false};
   mutable std::mutex sync_mu_;
   mutable std::condition_variable sync_cv_;
+  void dispatch_add(const web::json::value& obj);
+  void dispatch_update(const web::json::value& old_obj, const web::json::value& new_obj);
+  void dispatch_delete(const web::json::value& obj);
+  void resync_loop(std::stop_token stop);
+
+  std::mutex dispatch_mu_;  // handlers run one at a time (watch and resync threads)
   std::unique_ptr<Watcher> watcher_;
   std::jthread thread_;
+  std::jthread resync_thread_;
 };
 
 }  // namespace ddp3d::kube
