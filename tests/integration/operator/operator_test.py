@@ -14,6 +14,7 @@ Three suites, each with its own control plane (select one with argv[1]):
 
 import os
 import signal
+import subprocess
 import sys
 import time
 import unittest
@@ -265,6 +266,12 @@ class ReconcileTest(OperatorSuite):
         self.assertIsNotNone(self.op.metric("ddp3d_operator_trainingjobs", 'phase="Running"'))
         self.assertIsNotNone(self.op.metric("ddp3d_operator_workqueue_depth"))
         self.assertIsNotNone(self.op.metric("ddp3d_operator_reconcile_duration_seconds_count"))
+        self.assertGreater(self.op.metric("ddp3d_operator_actions_total", 'action="CreatePod"'), 0)
+        # What the operator serves passes Prometheus' own linter.
+        _, body = self.op.http(self.op.metrics_port, "/metrics")
+        res = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True,
+                             text=True)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
 
 
 class ResilienceTest(OperatorSuite):
