@@ -27,10 +27,14 @@ State& state() {
 
 const char* level_name(Level level) {
   switch (level) {
-    case Level::kDebug: return "DEBUG";
-    case Level::kInfo: return "INFO";
-    case Level::kWarning: return "WARNING";
-    case Level::kError: return "ERROR";
+    case Level::kDebug:
+      return "DEBUG";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kWarning:
+      return "WARNING";
+    case Level::kError:
+      return "ERROR";
   }
   return "?";
 }

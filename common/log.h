@@ -15,9 +15,17 @@ void set_prefix(std::string prefix);
 void set_level(Level level);
 void write(Level level, std::string_view message);
 
-inline void debug(std::string_view m) { write(Level::kDebug, m); }
-inline void info(std::string_view m) { write(Level::kInfo, m); }
-inline void warning(std::string_view m) { write(Level::kWarning, m); }
-inline void error(std::string_view m) { write(Level::kError, m); }
+inline void debug(std::string_view m) {
+  write(Level::kDebug, m);
+}
+inline void info(std::string_view m) {
+  write(Level::kInfo, m);
+}
+inline void warning(std::string_view m) {
+  write(Level::kWarning, m);
+}
+inline void error(std::string_view m) {
+  write(Level::kError, m);
+}
 
 }  // namespace ddp3d::log

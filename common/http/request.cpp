@@ -8,7 +8,9 @@ namespace {
 
 // RFC 9110 "tchar": the characters allowed in methods and header names.
 bool is_tchar(char c) {
-  if (std::isalnum(static_cast<unsigned char>(c))) return true;
+  if (std::isalnum(static_cast<unsigned char>(c))) {
+    return true;
+  }
   switch (c) {
     case '!':
     case '#':
@@ -32,16 +34,24 @@ bool is_tchar(char c) {
 }
 
 bool is_token(std::string_view s) {
-  if (s.empty()) return false;
+  if (s.empty()) {
+    return false;
+  }
   for (char c : s) {
-    if (!is_tchar(c)) return false;
+    if (!is_tchar(c)) {
+      return false;
+    }
   }
   return true;
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
   return s;
 }
 
@@ -57,9 +67,13 @@ std::vector<std::string_view> split_lines(std::string_view head) {
   while (!head.empty()) {
     auto end = head.find('\n');
     std::string_view line = head.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty() && line.back() == '\r') {
+      line.remove_suffix(1);
+    }
     lines.push_back(line);
-    if (end == std::string_view::npos) break;
+    if (end == std::string_view::npos) {
+      break;
+    }
     head.remove_prefix(end + 1);
   }
   return lines;
@@ -69,7 +83,9 @@ std::vector<std::string_view> split_lines(std::string_view head) {
 
 ParseResult parse_request_head(std::string_view head) {
   const auto lines = split_lines(head);
-  if (lines.empty() || lines[0].empty()) return fail(400, "empty request line");
+  if (lines.empty() || lines[0].empty()) {
+    return fail(400, "empty request line");
+  }
 
   // Request line: exactly three parts separated by single spaces.
   const std::string_view line = lines[0];
@@ -82,7 +98,9 @@ ParseResult parse_request_head(std::string_view head) {
   req.method = std::string(line.substr(0, sp1));
   req.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
   req.version = std::string(line.substr(sp2 + 1));
-  if (!is_token(req.method)) return fail(400, "invalid method");
+  if (!is_token(req.method)) {
+    return fail(400, "invalid method");
+  }
   if (req.target.empty() || req.target[0] != '/') {
     return fail(400, "request target must be an absolute path");
   }
@@ -101,22 +119,36 @@ ParseResult parse_request_head(std::string_view head) {
   }
   const auto q = req.target.find('?');
   req.path = req.target.substr(0, q);
-  if (q != std::string::npos) req.query = req.target.substr(q + 1);
+  if (q != std::string::npos) {
+    req.query = req.target.substr(q + 1);
+  }
 
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const std::string_view h = lines[i];
-    if (h.empty()) break;  // end of head
-    if (h.front() == ' ' || h.front() == '\t') return fail(400, "obsolete header line folding");
+    if (h.empty()) {
+      break;  // end of head
+    }
+    if (h.front() == ' ' || h.front() == '\t') {
+      return fail(400, "obsolete header line folding");
+    }
     const auto colon = h.find(':');
-    if (colon == std::string_view::npos) return fail(400, "header line without ':'");
+    if (colon == std::string_view::npos) {
+      return fail(400, "header line without ':'");
+    }
     const std::string_view name = h.substr(0, colon);
-    if (!is_token(name)) return fail(400, "invalid header name");
+    if (!is_token(name)) {
+      return fail(400, "invalid header name");
+    }
     std::string key(name);
-    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : key) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
     const std::string_view value = trim(h.substr(colon + 1));
     auto [it, inserted] = req.headers.emplace(key, std::string(value));
     if (!inserted) {
-      if (key == "host") return fail(400, "more than one Host header");
+      if (key == "host") {
+        return fail(400, "more than one Host header");
+      }
       it->second += ", ";
       it->second += value;
     }
@@ -164,9 +196,13 @@ std::string serialize_response(const Response& response, bool head_only,
   out += "Content-Type: " + response.content_type + "\r\n";
   out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
   out += "Connection: close\r\n";
-  for (const auto& [name, value] : extra_headers) out += name + ": " + value + "\r\n";
+  for (const auto& [name, value] : extra_headers) {
+    out.append(name).append(": ").append(value).append("\r\n");
+  }
   out += "\r\n";
-  if (!head_only) out += response.body;
+  if (!head_only) {
+    out += response.body;
+  }
   return out;
 }
 

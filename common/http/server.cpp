@@ -35,8 +35,12 @@ int remaining_ms(Clock::time_point deadline) {
 std::size_t head_end(const std::string& buf) {
   const auto crlf = buf.find("\n\r\n");
   const auto lf = buf.find("\n\n");
-  if (crlf == std::string::npos && lf == std::string::npos) return std::string::npos;
-  if (lf == std::string::npos || (crlf != std::string::npos && crlf < lf)) return crlf + 3;
+  if (crlf == std::string::npos && lf == std::string::npos) {
+    return std::string::npos;
+  }
+  if (lf == std::string::npos || (crlf != std::string::npos && crlf < lf)) {
+    return crlf + 3;
+  }
   return lf + 2;
 }
 
@@ -48,11 +52,15 @@ bool write_all(int fd, std::string_view data, Clock::time_point deadline) {
       data.remove_prefix(static_cast<std::size_t>(n));
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       pollfd p{fd, POLLOUT, 0};
       const int wait = remaining_ms(deadline);
-      if (wait == 0 || ::poll(&p, 1, wait) <= 0) return false;
+      if (wait == 0 || ::poll(&p, 1, wait) <= 0) {
+        return false;
+      }
       continue;
     }
     return false;
@@ -81,7 +89,9 @@ void Server::handle(const std::string& path, Handler handler) {
 }
 
 void Server::start() {
-  if (running_) throw std::logic_error("http server: start() called twice");
+  if (running_) {
+    throw std::logic_error("http server: start() called twice");
+  }
   const std::string where = options_.address + ":" + std::to_string(options_.port);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -91,7 +101,9 @@ void Server::start() {
                              "' is not an IPv4 address to bind");
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) throw std::runtime_error("http server: socket(): " + errno_text());
+  if (fd < 0) {
+    throw std::runtime_error("http server: socket(): " + errno_text());
+  }
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 128) != 0) {
@@ -110,22 +122,36 @@ void Server::start() {
   bound_port_ = ntohs(addr.sin_port);
   stopping_ = false;
   running_ = true;
-  for (int i = 0; i < options_.worker_threads; ++i)
+  for (int i = 0; i < options_.worker_threads; ++i) {
     workers_.emplace_back([this] { worker_loop(); });
+  }
   accept_thread_ = std::thread([this] { accept_loop(); });
 }
 
 void Server::stop() {
-  if (!running_) return;
-  stopping_ = true;
+  if (!running_) {
+    return;
+  }
+  {
+    // Set under the queue lock so a worker between its predicate check and its wait cannot
+    // miss the notify_all below.
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
   const char byte = 1;
   while (::write(wake_pipe_[1], &byte, 1) < 0 && errno == EINTR) {
   }
-  if (accept_thread_.joinable()) accept_thread_.join();
+  if (accept_thread_.joinable()) {
+    accept_thread_.join();
+  }
   queue_cv_.notify_all();
-  for (auto& w : workers_) w.join();
+  for (auto& w : workers_) {
+    w.join();
+  }
   workers_.clear();
-  for (int fd : pending_) ::close(fd);  // accepted but never served: drop
+  for (int fd : pending_) {
+    ::close(fd);  // accepted but never served: drop
+  }
   pending_.clear();
   ::close(listen_fd_);
   ::close(wake_pipe_[0]);
@@ -139,12 +165,18 @@ void Server::accept_loop() {
   while (!stopping_) {
     const int ready = ::poll(fds, 2, -1);
     if (ready < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) {
+        continue;
+      }
       log::error("http server: poll(): " + errno_text());
       return;
     }
-    if (fds[1].revents != 0 || stopping_) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
+    if (fds[1].revents != 0 || stopping_) {
+      return;
+    }
+    if ((fds[0].revents & POLLIN) == 0) {
+      continue;
+    }
     const int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (conn < 0) {
       // Out of descriptors: the pending connection keeps the socket readable, so back off
@@ -175,7 +207,9 @@ void Server::worker_loop() {
     {
       std::unique_lock lock(queue_mutex_);
       queue_cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
-      if (stopping_) return;
+      if (stopping_) {
+        return;
+      }
       fd = pending_.front();
       pending_.pop_front();
     }
@@ -192,14 +226,20 @@ void Server::serve_connection(int fd) {
   // that destroys the response before the client reads it.
   auto reply = [&](const Response& r, bool head_only,
                    const std::map<std::string, std::string>& extra = {}) {
-    if (!write_all(fd, serialize_response(r, head_only, extra), deadline)) return;
+    if (!write_all(fd, serialize_response(r, head_only, extra), deadline)) {
+      return;
+    }
     ::shutdown(fd, SHUT_WR);
     const auto drain_deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(200));
     while (true) {
       pollfd p{fd, POLLIN, 0};
       const int wait = remaining_ms(drain_deadline);
-      if (wait == 0 || ::poll(&p, 1, wait) <= 0) break;
-      if (::recv(fd, chunk, sizeof(chunk), 0) <= 0) break;
+      if (wait == 0 || ::poll(&p, 1, wait) <= 0) {
+        break;
+      }
+      if (::recv(fd, chunk, sizeof(chunk), 0) <= 0) {
+        break;
+      }
     }
   };
 
@@ -211,7 +251,9 @@ void Server::serve_connection(int fd) {
       reply({431, "text/plain; charset=utf-8", "request head too large\n"}, false);
       return;
     }
-    if (stopping_) return;
+    if (stopping_) {
+      return;
+    }
     const int wait = remaining_ms(deadline);
     if (wait == 0) {
       reply({408, "text/plain; charset=utf-8", "request timeout\n"}, false);
@@ -219,12 +261,20 @@ void Server::serve_connection(int fd) {
     }
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, std::min(wait, kStopCheckMs));
-    if (ready < 0 && errno != EINTR) return;
-    if (ready <= 0) continue;
+    if (ready < 0 && errno != EINTR) {
+      return;
+    }
+    if (ready <= 0) {
+      continue;
+    }
     const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
-    if (n == 0) return;  // peer closed before finishing the head
+    if (n == 0) {
+      return;  // peer closed before finishing the head
+    }
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) {
+        continue;
+      }
       return;
     }
     buf.append(chunk, static_cast<std::size_t>(n));
@@ -249,7 +299,9 @@ Response Server::dispatch(const Request& request, std::map<std::string, std::str
   {
     std::lock_guard lock(handlers_mutex_);
     const auto it = handlers_.find(request.path);
-    if (it == handlers_.end()) return {404, "text/plain; charset=utf-8", "not found\n"};
+    if (it == handlers_.end()) {
+      return {404, "text/plain; charset=utf-8", "not found\n"};
+    }
     handler = it->second;
   }
   if (request.method != "GET" && request.method != "HEAD") {

@@ -32,9 +32,9 @@ struct ServerOptions {
   std::uint16_t port = 0;           // 0 = ephemeral, see Server::port()
   // Whole-request deadline: reading the head and writing the response must finish in this.
   std::chrono::milliseconds request_timeout{5000};
-  std::size_t max_head_bytes = 16 * 1024;  // larger heads get 431
-  int worker_threads = 4;                  // connections served concurrently
-  std::size_t max_pending = 64;            // accepted but unserved; beyond this: 503
+  std::size_t max_head_bytes = std::size_t{16} * 1024;  // larger heads get 431
+  int worker_threads = 4;                               // connections served concurrently
+  std::size_t max_pending = 64;                         // accepted but unserved; beyond this: 503
 };
 
 class Server {

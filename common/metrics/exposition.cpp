@@ -23,26 +23,42 @@ const char* type_word(MetricType type) {
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char b0 = byte(i);
-  if (b0 < 0x80) return 1;
+  if (b0 < 0x80) {
+    return 1;
+  }
   std::size_t len = 0;
   unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
   if (b0 >= 0xC2 && b0 <= 0xDF) {
     len = 2;
   } else if (b0 >= 0xE0 && b0 <= 0xEF) {
     len = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
+    if (b0 == 0xE0) {
+      lo = 0xA0;
+    }
+    if (b0 == 0xED) {
+      hi = 0x9F;
+    }
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     len = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
+    if (b0 == 0xF0) {
+      lo = 0x90;
+    }
+    if (b0 == 0xF4) {
+      hi = 0x8F;
+    }
   } else {
     return 0;
   }
-  if (i + len > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  if (i + len > s.size()) {
+    return 0;
+  }
+  if (byte(i + 1) < lo || byte(i + 1) > hi) {
+    return 0;
+  }
   for (std::size_t k = 2; k < len; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) {
+      return 0;
+    }
   }
   return len;
 }
@@ -72,8 +88,12 @@ std::string escape_utf8(std::string_view in, Escape escape) {
 }  // namespace
 
 std::string format_value(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(value)) {
+    return "NaN";
+  }
+  if (std::isinf(value)) {
+    return value > 0 ? "+Inf" : "-Inf";
+  }
   // Shortest round-trip form, e.g. "0.1", "3", "1e+21": Go's ParseFloat reads all of them.
   char buf[64];
   const auto result = std::to_chars(buf, buf + sizeof(buf), value);
@@ -125,7 +145,9 @@ std::string write_text(const std::vector<FamilySnapshot>& families) {
         out += '{';
         bool first = true;
         for (const auto& [name, value] : sample.labels) {
-          if (!first) out += ',';
+          if (!first) {
+            out += ',';
+          }
           first = false;
           out += name;
           out += "=\"";

@@ -8,7 +8,9 @@ namespace {
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) {
-    if (!out.empty()) out += ", ";
+    if (!out.empty()) {
+      out += ", ";
+    }
     out += item;
   }
   return out;
@@ -39,7 +41,9 @@ void FamilyBase::throw_labelled() const {
 LabelPairs FamilyBase::pairs(const std::vector<std::string>& values) const {
   LabelPairs out;
   out.reserve(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) out.emplace_back(label_names_[i], values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out.emplace_back(label_names_[i], values[i]);
+  }
   return out;
 }
 

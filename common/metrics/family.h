@@ -54,7 +54,9 @@ class Family : public FamilyBase {
     check_label_values(values);
     std::lock_guard lock(mutex_);
     auto it = children_.find(values);
-    if (it == children_.end()) it = children_.emplace(values, make_()).first;
+    if (it == children_.end()) {
+      it = children_.emplace(values, make_()).first;
+    }
     return *it->second;
   }
 
@@ -62,7 +64,9 @@ class Family : public FamilyBase {
   // Returns whether it existed.
   bool remove(const std::vector<std::string>& values) {
     check_label_values(values);
-    if (values.empty()) return false;  // the unlabelled series is permanent
+    if (values.empty()) {
+      return false;  // the unlabelled series is permanent
+    }
     std::lock_guard lock(mutex_);
     return children_.erase(values) > 0;
   }
@@ -74,7 +78,9 @@ class Family : public FamilyBase {
 
   void collect(std::vector<Sample>& out) const override {
     std::lock_guard lock(mutex_);
-    for (const auto& [values, child] : children_) child->collect(pairs(values), out);
+    for (const auto& [values, child] : children_) {
+      child->collect(pairs(values), out);
+    }
   }
 
  protected:
@@ -83,12 +89,16 @@ class Family : public FamilyBase {
       : FamilyBase(std::move(name), std::move(help), type, std::move(label_names)),
         make_(std::move(make)) {
     // A family without labels has exactly one series, exposed (at zero) from the start.
-    if (this->label_names().empty()) unlabelled_ = &labels({});
+    if (this->label_names().empty()) {
+      unlabelled_ = &labels({});
+    }
   }
 
   // The single series of a family without labels.
   T& unlabelled() const {
-    if (unlabelled_ == nullptr) throw_labelled();
+    if (unlabelled_ == nullptr) {
+      throw_labelled();
+    }
     return *unlabelled_;
   }
 

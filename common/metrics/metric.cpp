@@ -87,22 +87,36 @@ std::vector<double> default_buckets() {
 }
 
 std::vector<double> linear_buckets(double start, double width, int count) {
-  if (count < 1) throw std::invalid_argument("linear_buckets: count must be >= 1");
-  if (!(width > 0)) throw std::invalid_argument("linear_buckets: width must be > 0");
+  if (count < 1) {
+    throw std::invalid_argument("linear_buckets: count must be >= 1");
+  }
+  if (!(width > 0)) {
+    throw std::invalid_argument("linear_buckets: width must be > 0");
+  }
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) out.push_back(start + width * i);
+  for (int i = 0; i < count; ++i) {
+    out.push_back(start + width * i);
+  }
   return out;
 }
 
 std::vector<double> exponential_buckets(double start, double factor, int count) {
-  if (count < 1) throw std::invalid_argument("exponential_buckets: count must be >= 1");
-  if (!(start > 0)) throw std::invalid_argument("exponential_buckets: start must be > 0");
-  if (!(factor > 1)) throw std::invalid_argument("exponential_buckets: factor must be > 1");
+  if (count < 1) {
+    throw std::invalid_argument("exponential_buckets: count must be >= 1");
+  }
+  if (!(start > 0)) {
+    throw std::invalid_argument("exponential_buckets: start must be > 0");
+  }
+  if (!(factor > 1)) {
+    throw std::invalid_argument("exponential_buckets: factor must be > 1");
+  }
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(count));
   double v = start;
-  for (int i = 0; i < count; ++i, v *= factor) out.push_back(v);
+  for (int i = 0; i < count; ++i, v *= factor) {
+    out.push_back(v);
+  }
   return out;
 }
 

@@ -16,19 +16,31 @@ bool is_digit(char c) {
 }  // namespace
 
 bool is_valid_metric_name(std::string_view name) {
-  if (name.empty()) return false;
-  if (!is_alpha_(name[0]) && name[0] != ':') return false;
+  if (name.empty()) {
+    return false;
+  }
+  if (!is_alpha_(name[0]) && name[0] != ':') {
+    return false;
+  }
   for (char c : name.substr(1)) {
-    if (!is_alpha_(c) && !is_digit(c) && c != ':') return false;
+    if (!is_alpha_(c) && !is_digit(c) && c != ':') {
+      return false;
+    }
   }
   return true;
 }
 
 bool is_valid_label_name(std::string_view name) {
-  if (name.empty() || !is_alpha_(name[0])) return false;
-  if (name.starts_with("__")) return false;
+  if (name.empty() || !is_alpha_(name[0])) {
+    return false;
+  }
+  if (name.starts_with("__")) {
+    return false;
+  }
   for (char c : name.substr(1)) {
-    if (!is_alpha_(c) && !is_digit(c)) return false;
+    if (!is_alpha_(c) && !is_digit(c)) {
+      return false;
+    }
   }
   return true;
 }

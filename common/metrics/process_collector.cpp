@@ -27,7 +27,9 @@ T parse_number(std::string_view token, int field) {
 
 std::optional<std::string> read_file(const char* path) {
   std::ifstream in(path);
-  if (!in) return std::nullopt;
+  if (!in) {
+    return std::nullopt;
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -36,12 +38,16 @@ std::optional<std::string> read_file(const char* path) {
 // Entries of /proc/self/fd, not counting the descriptor used to list them.
 std::optional<double> count_open_fds() {
   DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return std::nullopt;
+  if (dir == nullptr) {
+    return std::nullopt;
+  }
   const std::string own = std::to_string(dirfd(dir));
   double count = 0;
   while (const dirent* entry = readdir(dir)) {
     const std::string_view name = entry->d_name;
-    if (name == "." || name == ".." || name == own) continue;
+    if (name == "." || name == ".." || name == own) {
+      continue;
+    }
     ++count;
   }
   closedir(dir);
@@ -64,7 +70,9 @@ ProcStat parse_proc_stat(std::string_view text) {
   std::string_view rest = text.substr(close + 1);
   while (!rest.empty()) {
     const auto start = rest.find_first_not_of(" \n");
-    if (start == std::string_view::npos) break;
+    if (start == std::string_view::npos) {
+      break;
+    }
     rest.remove_prefix(start);
     const auto end = rest.find_first_of(" \n");
     fields.push_back(rest.substr(0, end));
@@ -89,13 +97,17 @@ std::optional<std::uint64_t> parse_boot_time(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     auto end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
     std::string_view line = text.substr(pos, end - pos);
     if (line.starts_with("btime ")) {
       line.remove_prefix(6);
       std::uint64_t value = 0;
       const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
-      if (ec == std::errc()) return value;
+      if (ec == std::errc()) {
+        return value;
+      }
       return std::nullopt;
     }
     pos = end + 1;

@@ -81,11 +81,14 @@ void Registry::reserve_name(const std::string& name, MetricType type) {
   const auto names = sample_names(name, type);
   for (const auto& n : names) {
     if (const auto it = taken_names_.find(n); it != taken_names_.end()) {
-      throw std::invalid_argument("metric '" + name + "' (" + type_name(type) + ") clashes with '" +
-                                  n + "' already exposed by '" + it->second + "'");
+      std::string message = "metric '" + name + "' (" + type_name(type) + ") clashes with '";
+      message.append(n).append("' already exposed by '").append(it->second).append("'");
+      throw std::invalid_argument(message);
     }
   }
-  for (const auto& n : names) taken_names_.emplace(n, name);
+  for (const auto& n : names) {
+    taken_names_.emplace(n, name);
+  }
 }
 
 CounterFamily& Registry::counter(const std::string& name, const std::string& help,
@@ -140,7 +143,9 @@ HistogramFamily& Registry::histogram(const std::string& name, const std::string&
 }
 
 void Registry::add_collector(std::shared_ptr<const Collector> collector) {
-  if (!collector) throw std::invalid_argument("add_collector: null collector");
+  if (!collector) {
+    throw std::invalid_argument("add_collector: null collector");
+  }
   const auto families = collector->collect();
   std::lock_guard lock(mutex_);
   // Check every name first so a failed add leaves nothing reserved.
@@ -168,13 +173,19 @@ std::vector<FamilySnapshot> Registry::collect() const {
     for (const auto& [name, family] : families_) {
       FamilySnapshot snap{name, family->help(), family->type(), {}};
       family->collect(snap.samples);
-      if (!snap.samples.empty()) out.push_back(std::move(snap));
+      if (!snap.samples.empty()) {
+        out.push_back(std::move(snap));
+      }
     }
     collectors = collectors_;
   }
   // Collectors may do I/O (e.g. /proc): run them without holding the registry lock.
   for (const auto& c : collectors) {
-    for (auto& f : c->collect()) out.push_back(std::move(f));
+    for (auto& f : c->collect()) {
+      if (!f.samples.empty()) {
+        out.push_back(std::move(f));
+      }
+    }
   }
   std::stable_sort(out.begin(), out.end(), [](const FamilySnapshot& a, const FamilySnapshot& b) {
     return a.name < b.name;

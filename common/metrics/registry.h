@@ -53,7 +53,8 @@ class Registry {
   // (once, now) and reserved; a clash throws std::invalid_argument.
   void add_collector(std::shared_ptr<const Collector> collector);
 
-  // All families, sorted by name; labelled families without any series are left out.
+  // All families, sorted by name; families without any sample (a labelled family with no
+  // series yet, or an empty collector family) are left out.
   std::vector<FamilySnapshot> collect() const;
   // collect() in Prometheus text exposition format 0.0.4 (see exposition.h).
   std::string expose() const;

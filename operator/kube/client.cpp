@@ -4,8 +4,11 @@
 #include <cpprest/uri_builder.h>
 
 #include <algorithm>
+#include <future>
+#include <tuple>
 #include <utility>
 
+#include "common/log.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/tls_setup.h"
 #include "operator/kube/token_source.h"
@@ -95,14 +98,37 @@ struct Client::Impl {
              const std::optional<value>& body, const std::string& content_type) {
     http::http_request req = make_request(method, path_and_query);
     if (body) req.set_body(body->serialize(), content_type);
-    std::string text;
+    // cpprest's own timeout normally ends a stuck request; this deadline (a little later) is
+    // a backstop so that no library bug can block a controller thread forever.
+    pplx::cancellation_token_source cancel;
+    auto answer = std::make_shared<std::promise<std::pair<http::status_code, std::string>>>();
+    auto arrived = answer->get_future();
+    http->request(req, cancel.get_token())
+        .then([](http::http_response resp) {
+          const http::status_code code = resp.status_code();
+          return resp.extract_utf8string(true).then(
+              [code](std::string text) { return std::make_pair(code, std::move(text)); });
+        })
+        .then([answer](pplx::task<std::pair<http::status_code, std::string>> t) {
+          try {
+            answer->set_value(t.get());
+          } catch (...) {
+            answer->set_exception(std::current_exception());
+          }
+        });
+    const std::string what = method + " " + config.server + path_and_query;
+    if (arrived.wait_for(config.request_timeout + std::chrono::seconds(5)) !=
+        std::future_status::ready) {
+      cancel.cancel();
+      throw TransportError(what + ": no answer within " +
+                           std::to_string(config.request_timeout.count()) + " ms");
+    }
     http::status_code status;
+    std::string text;
     try {
-      http::http_response resp = http->request(req).get();
-      status = resp.status_code();
-      text = resp.extract_utf8string(true).get();
+      std::tie(status, text) = arrived.get();
     } catch (const std::exception& e) {
-      throw TransportError(method + " " + config.server + path_and_query + ": " + e.what());
+      throw TransportError(what + ": " + e.what());
     }
     if (status < 200 || status >= 300)
       throw_api_error(parse_api_status(status, text), method, path_and_query);
@@ -274,6 +300,7 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
     throw_api_error(parse_api_status(resp.status_code(), text), "GET", path);
   }
 
+  log::debug(what + ": stream open");
   auto body = resp.body().streambuf();
   LineSplitter lines;
   std::vector<char> buf(64 * 1024);
@@ -294,10 +321,13 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
     if (stop.stop_requested()) return;
     if (n == 0) {
       if (!lines.pending().empty()) throw TransportError(what + ": stream ended inside an event");
+      log::debug(what + ": stream closed by the server");
       return;  // the server closed the watch (timeoutSeconds): normal end
     }
     for (const std::string& line : lines.feed(std::string_view(buf.data(), n))) {
       WatchEvent ev = parse_watch_event(line);
+      log::debug(what + ": " + to_string(ev.type) + " " + meta_name(ev.object) + " rv " +
+                 meta_resource_version(ev.object));
       if (ev.type == EventType::kError) {
         // The Status inside an ERROR event carries the HTTP-equivalent code (410 = too old).
         const int code =

@@ -13,7 +13,9 @@ inline bool sleep_for(std::chrono::milliseconds d, const std::stop_token& stop) 
   std::mutex mu;
   std::condition_variable_any cv;
   std::unique_lock lock(mu);
-  return !cv.wait_for(lock, stop, d, [] { return false; });
+  // The predicate never holds: this returns on timeout or stop, and only the latter matters.
+  cv.wait_for(lock, stop, d, [] { return false; });
+  return !stop.stop_requested();
 }
 
 }  // namespace ddp3d::kube::detail

@@ -34,6 +34,14 @@ build_one() { # name package ldflags-extra
   log "built $name in $((SECONDS - start))s"
 }
 
+# versions.sh names the cache directory; the go.mod files decide what is built.
+require_pin() { # module-dir module version
+  grep -qE "^(require )?[[:space:]]*$2 $3( |\$)" "$here/$1/go.mod" ||
+    { echo "testbin: $1/go.mod does not require $2 $3 (versions.sh); update both together" >&2; exit 1; }
+}
+require_pin kube-apiserver k8s.io/kubernetes "$K8S_VERSION"
+require_pin etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+
 exec 9>"$cache/.lock"
 flock 9
 major="${K8S_VERSION#v}"; major="${major%%.*}"

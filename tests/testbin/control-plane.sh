@@ -3,7 +3,7 @@
 # controller-manager) for integration tests, on free loopback ports.
 #
 #   control-plane.sh start DIR            build if needed, start, print DIR/kubeconfig
-#   control-plane.sh stop DIR             stop both, leave no process behind
+#   control-plane.sh stop DIR             stop both, leave no process behind (idempotent)
 #   control-plane.sh stop-apiserver DIR   stop only kube-apiserver (etcd keeps the data)
 #   control-plane.sh start-apiserver DIR  start it again on the same port with the same certs
 #   control-plane.sh sa-kubeconfig DIR NAMESPACE SA OUT
@@ -35,10 +35,13 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# True when PID is alive and is one of ours (its command line mentions DIR), so a
-# recycled PID is never signalled.
+# True when PID is alive and is one of ours (an argument is DIR or lies under it), so
+# a recycled PID, or a control plane in DIR2 = DIR + suffix, is never signalled.
 owns() { # pid dir
-  [[ -n "$1" && -r "/proc/$1/cmdline" ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$2"
+  [[ -n "$1" && -r "/proc/$1/cmdline" ]] || return 1
+  local cmd
+  cmd=" $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+  [[ "$cmd" == *" $2/"* || "$cmd" == *" $2 "* ]]
 }
 
 stop_pid() { # pid dir name
@@ -58,17 +61,19 @@ stop_pid() { # pid dir name
   die "$name (pid $pid) did not exit"
 }
 
+# ECDSA P-256 throughout: key generation is instant where RSA costs seconds on a
+# loaded machine, and kube-apiserver, kubectl and OpenSSL clients all accept it.
 gen_certs() { # pki
-  local pki="$1"
+  local pki="$1" ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1)
   mkdir -p "$pki"
   (
     cd "$pki"
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 30 \
+    openssl req -x509 "${ec[@]}" -nodes -keyout ca.key -out ca.crt -days 30 \
       -subj "/CN=ddp3d-test-ca" \
       -addext "basicConstraints=critical,CA:TRUE" \
       -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
     issue() { # name subject extensions
-      openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+      openssl req "${ec[@]}" -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
       printf '%s\n' "$3" >"$1.ext"
       openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
         -out "$1.crt" -days 30 -extfile "$1.ext" 2>/dev/null
@@ -81,8 +86,8 @@ subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kuberne
     issue admin "/O=system:masters/CN=ddp3d-admin" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth"
-    openssl genrsa -out sa.key 2048 2>/dev/null
-    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out sa.key 2>/dev/null
+    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
     chmod 600 ./*.key
   )
 }
@@ -162,6 +167,12 @@ launch_apiserver() { # dir
   APISERVER_PID=$!
 }
 
+abort_start() {
+  stop_pid "$APISERVER_PID" "$START_DIR" kube-apiserver
+  stop_pid "$ETCD_PID" "$START_DIR" etcd
+  rm -f "$START_DIR/env"
+}
+
 # Ports are free when probed but may be taken before the server binds them (other
 # tests run concurrently), so a lost race is retried with fresh ports.
 cmd_start() {
@@ -177,6 +188,10 @@ cmd_start() {
   TESTBIN="$(bash "$here/build.sh")"
   [[ -f "$dir/pki/ca.crt" ]] || gen_certs "$dir/pki"
 
+  # An interrupted or failed start must not leave servers behind.
+  ETCD_PID="" APISERVER_PID="" START_DIR="$dir"
+  trap abort_start EXIT
+  trap 'exit 130' INT TERM
   local attempt
   for attempt in 1 2 3; do
     rm -rf "$dir/etcd"
@@ -232,6 +247,7 @@ EOF
     WATCHDOG_PID=$!
   fi
   write_env "$dir"
+  trap - EXIT INT TERM
   kubectl_in "$dir" -n default create serviceaccount default >/dev/null 2>&1 || true
   log "ready in $((SECONDS - t0))s: https://127.0.0.1:$APISERVER_PORT (etcd pid $ETCD_PID, kube-apiserver pid $APISERVER_PID)"
   echo "$dir/kubeconfig"
@@ -239,6 +255,11 @@ EOF
 
 cmd_stop() {
   local dir="${1:?usage: $0 stop DIR}"
+  # Idempotent, so that cleanup handlers may call it unconditionally.
+  if [[ ! -f "$dir/env" ]]; then
+    log "no control plane running in $dir"
+    return 0
+  fi
   dir="$(cd "$dir" && pwd)"
   load_env "$dir"
   # The watchdog goes first so it cannot race this stop.

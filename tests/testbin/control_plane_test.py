@@ -58,6 +58,17 @@ class ControlPlaneTest(unittest.TestCase):
         res = self.cp.kubectl("version", "-o", "json", check=True)
         self.assertEqual(json.loads(res.stdout)["serverVersion"]["gitVersion"], "v1.36.3")
 
+    def test_build_is_cached_by_version(self):
+        t0 = time.monotonic()
+        res = subprocess.run(["bash", os.path.join(os.path.dirname(SCRIPT), "build.sh")],
+                             capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(res.stdout.strip(), self.cp.env["TESTBIN"])
+        self.assertTrue(self.cp.env["TESTBIN"].endswith("/testbin/v1.36.3"))
+        self.assertIn("kube-apiserver up to date", res.stderr)
+        self.assertIn("etcd up to date", res.stderr)
+        self.assertLess(time.monotonic() - t0, 10)
+
     def test_service_account_kubeconfig_is_subject_to_rbac(self):
         cp = self.cp
         cp.script("create-namespace", "rbac-ns")
@@ -100,35 +111,29 @@ class ControlPlaneTest(unittest.TestCase):
         res = cp.kubectl("get", "configmap", "survivor", "-o", "jsonpath={.data.k}", check=True)
         self.assertEqual(res.stdout, "v")
 
-    def test_second_instance_gets_its_own_ports(self):
-        other = ControlPlane(os.path.join(self.tmp.name, "b")).start()
-        try:
-            self.assertNotEqual(other.env["APISERVER_PORT"], self.cp.env["APISERVER_PORT"])
-            self.assertNotEqual(other.env["ETCD_PORT"], self.cp.env["ETCD_PORT"])
-            other.kubectl("create", "namespace", "only-in-b", check=True)
-            self.assertIn("NotFound", self.cp.kubectl("get", "namespace", "only-in-b").stderr)
-        finally:
-            pids = other.pids()
-            other.stop()
-            self.assertTrue(wait_dead(pids, 1))
-
-    def test_watchdog_stops_control_plane_when_owner_dies(self):
-        directory = os.path.join(self.tmp.name, "orphan")
+    def test_second_instance_is_isolated_and_watchdog_stops_it_when_owner_dies(self):
+        directory = os.path.join(self.tmp.name, "b")
         owner = subprocess.Popen(["sleep", "600"])
+        pids = []
         try:
             env = dict(os.environ, CONTROL_PLANE_OWNER_PID=str(owner.pid))
             res = subprocess.run(["bash", SCRIPT, "start", directory], env=env,
                                  capture_output=True, text=True)
             self.assertEqual(res.returncode, 0, res.stderr)
-            with open(os.path.join(directory, "env")) as f:
-                env_vars = dict(l.strip().split("=", 1) for l in f if "=" in l)
-            pids = [int(env_vars[k]) for k in ("ETCD_PID", "APISERVER_PID", "WATCHDOG_PID")]
+            other = ControlPlane(directory)
+            other._load_env()
+            pids = [int(other.env[k]) for k in ("ETCD_PID", "APISERVER_PID", "WATCHDOG_PID")]
             self.assertTrue(all(alive(p) for p in pids))
+            # Concurrent control planes: own ports, own data.
+            self.assertNotEqual(other.env["APISERVER_PORT"], self.cp.env["APISERVER_PORT"])
+            self.assertNotEqual(other.env["ETCD_PORT"], self.cp.env["ETCD_PORT"])
+            other.kubectl("create", "namespace", "only-in-b", check=True)
+            self.assertIn("NotFound", self.cp.kubectl("get", "namespace", "only-in-b").stderr)
         finally:
             owner.kill()
             owner.wait()
         self.assertTrue(wait_dead(pids, 30), "watchdog did not stop the orphaned control plane")
-
+        self.assertFalse(os.path.exists(os.path.join(directory, "env")))
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -201,11 +201,14 @@ class ChartInstallTest(unittest.TestCase):
         print(f"\ncontrol plane started in {cls.cp.start_seconds:.1f}s", file=sys.stderr)
         try:
             t0 = time.monotonic()
-            env = dict(os.environ, HELM_CACHE_HOME=os.path.join(cls.tmp.name, "helm-cache"),
-                       HELM_CONFIG_HOME=os.path.join(cls.tmp.name, "helm-config"),
-                       HELM_DATA_HOME=os.path.join(cls.tmp.name, "helm-data"))
+            # Helm's caches and repositories stay inside the test's directory.
+            cls.helm_env = dict(os.environ,
+                                HELM_CACHE_HOME=os.path.join(cls.tmp.name, "helm-cache"),
+                                HELM_CONFIG_HOME=os.path.join(cls.tmp.name, "helm-config"),
+                                HELM_DATA_HOME=os.path.join(cls.tmp.name, "helm-data"),
+                                KUBECACHEDIR=os.path.join(cls.tmp.name, "kube-cache"))
             cls.install = run([cls.helm, "install", RELEASE, CHART, "-n", NS, "--create-namespace",
-                               "--kubeconfig", cls.cp.kubeconfig], env=env)
+                               "--kubeconfig", cls.cp.kubeconfig], env=cls.helm_env)
             print(f"helm install took {time.monotonic() - t0:.1f}s", file=sys.stderr)
         except BaseException:
             cls.cp.stop()
@@ -226,7 +229,11 @@ class ChartInstallTest(unittest.TestCase):
         return json.loads(self.cp.kubectl(*args, "-o", "json", check=True).stdout)
 
     def can_i(self, verb, resource, namespace=NS):
-        res = self.cp.kubectl("auth", "can-i", verb, resource, "-n", namespace, f"--as={OPERATOR_SA}")
+        # "RESOURCE/SUB" means a subresource here (kubectl would read it as a name).
+        resource, _, sub = resource.partition("/")
+        extra = [f"--subresource={sub}"] if sub else []
+        res = self.cp.kubectl("auth", "can-i", verb, resource, *extra, "-n", namespace,
+                              f"--as={OPERATOR_SA}")
         self.assertIn(res.stdout.strip(), ("yes", "no"), res.stderr)
         return res.stdout.strip() == "yes"
 
@@ -264,10 +271,33 @@ class ChartInstallTest(unittest.TestCase):
         grants = {r: v for r, v in parse_can_i_list(res.stdout).items() if r not in BOOTSTRAP}
         self.assertEqual(grants, {**EXPECTED_CLUSTER, **EXPECTED_RELEASE_NS}, res.stdout)
 
+    def test_second_release_upgrade_and_uninstall(self):
+        # A second release beside the first: cluster-scoped names must not collide, the
+        # existing CRD is left alone, upgrade applies values, uninstall removes it all
+        # but the CRD (Helm never deletes CRDs, so TrainingJobs survive).
+        helm = [self.helm, "--kubeconfig", self.cp.kubeconfig, "-n", "ops2"]
+        res = run(helm + ["install", "second", CHART, "--create-namespace"], env=self.helm_env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.get_json("get", "clusterrole", "second-ddp3d-operator")
+        res = run(helm + ["upgrade", "second", CHART, "--set", "replicaCount=2",
+                          "--set", "watchNamespaces={team-a,team-b}"], env=self.helm_env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        deploy = self.get_json("-n", "ops2", "get", "deployment", "second-ddp3d-operator")
+        self.assertEqual(deploy["spec"]["replicas"], 2)
+        self.assertIn("--namespace=team-a,team-b",
+                      deploy["spec"]["template"]["spec"]["containers"][0]["args"])
+        res = run(helm + ["uninstall", "second"], env=self.helm_env)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        gone = self.cp.kubectl("get", "clusterrole", "second-ddp3d-operator")
+        self.assertIn("NotFound", gone.stderr)
+        self.get_json("get", "crd", "trainingjobs.ddp3d.io")
+        self.get_json("get", "clusterrole", "ddp3d-operator")  # the first release is intact
+
     def test_spot_checks_through_can_i(self):
         self.assertTrue(self.can_i("create", "pods", "team-b"))
         self.assertTrue(self.can_i("watch", "trainingjobs.ddp3d.io", "team-b"))
         self.assertTrue(self.can_i("patch", "trainingjobs.ddp3d.io/status", "team-b"))
+        self.assertTrue(self.can_i("update", "trainingjobs.ddp3d.io/finalizers", "team-b"))
         self.assertTrue(self.can_i("update", "leases.coordination.k8s.io"))
         for verb, resource, ns in [("get", "secrets", NS), ("list", "secrets", "team-b"),
                                    ("get", "configmaps", "team-b"), ("update", "pods", "team-b"),
@@ -276,7 +306,10 @@ class ChartInstallTest(unittest.TestCase):
                                    ("create", "trainingjobs.ddp3d.io", "team-b"),
                                    ("update", "leases.coordination.k8s.io", "team-b"),
                                    ("delete", "leases.coordination.k8s.io", NS),
-                                   ("create", "pods/exec", "team-b")]:
+                                   ("create", "pods/exec", "team-b"), ("get", "pods/log", "team-b"),
+                                   ("delete", "trainingjobs.ddp3d.io/status", "team-b"),
+                                   ("patch", "trainingjobs.ddp3d.io/finalizers", "team-b"),
+                                   ("create", "events.events.k8s.io", "team-b")]:
             with self.subTest(verb=verb, resource=resource, namespace=ns):
                 self.assertFalse(self.can_i(verb, resource, ns))
 

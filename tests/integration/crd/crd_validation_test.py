@@ -10,6 +10,7 @@ the status subresource and the printer columns work.
 import copy
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -84,6 +85,10 @@ INVALID = [
     ("duplicate env name", job("bad-env-dup", env=[{"name": "A", "value": "1"},
                                                    {"name": "A", "value": "2"}]),
      ["spec.env[1]", "Duplicate value"]),
+    ("env value and valueFrom", job("bad-env-both", env=[
+        {"name": "TOKEN", "value": "x",
+         "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]),
+     ["spec.env[0]", "value and valueFrom are mutually exclusive"]),
     ("env name with '='", job("bad-env-eq", env=[{"name": "A=B"}]),
      ["spec.env[0].name", "should match"]),
     ("bad cleanPodPolicy", run_policy("bad-clean", cleanPodPolicy="Some"),
@@ -162,6 +167,13 @@ class TrainingJobCRDTest(unittest.TestCase):
         self.assertEqual(spec["gpusPerNode"], 8)
         self.assertEqual(spec["config"], CONFIG)
         self.assertEqual(spec["template"]["spec"]["volumes"][0]["name"], "data")  # not pruned
+        self.assertEqual(spec["env"][1]["valueFrom"]["secretKeyRef"]["name"], "wandb")
+
+    def test_example_config_exists_in_repo(self):
+        with open(os.path.join(SOURCE_DIR, "examples", "job.yaml")) as f:
+            config = re.search(r"^  config: (\S+)$", f.read(), re.M).group(1)
+        self.assertEqual(config, CONFIG)
+        self.assertTrue(os.path.isfile(os.path.join(SOURCE_DIR, config)), config)
 
     def test_defaults_applied_by_server(self):
         self.assertEqual(self.create(job("defaults")).returncode, 0)

@@ -70,7 +70,9 @@ TEST(WriteText, HistogramBucketsAreCumulativeWithInfSumCount) {
   Registry r;
   auto& h = r.histogram("ddp3d_step_seconds", "Step time.", {0.25, 1, 10});
   // Exactly representable values, so the sum is exact; 0.25 sits on a bound (le is inclusive).
-  for (double v : {0.125, 0.25, 0.5, 2.0, 20.0, 30.0}) h.observe(v);
+  for (double v : {0.125, 0.25, 0.5, 2.0, 20.0, 30.0}) {
+    h.observe(v);
+  }
   EXPECT_EQ(r.expose(),
             "# HELP ddp3d_step_seconds Step time.\n"
             "# TYPE ddp3d_step_seconds histogram\n"

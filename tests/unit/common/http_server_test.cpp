@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -18,87 +19,13 @@
 #include "common/http/metrics_server.h"
 #include "common/http/server.h"
 #include "common/metrics/exposition.h"
+#include "tests/unit/common/raw_http_client.h"
 
 namespace ddp3d::http {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int connect_loopback(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    throw std::runtime_error("connect");
-  }
-  return fd;
-}
-
-void send_all(int fd, const std::string& data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;  // the server may close early (e.g. 431): read what it said
-    off += static_cast<std::size_t>(n);
-  }
-}
-
-// Reads until the server closes the connection (it always sends Connection: close).
-std::string read_until_close(int fd, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
-  std::string out;
-  const auto deadline = Clock::now() + limit;
-  char buf[4096];
-  while (Clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) <= 0) continue;
-    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
-}
-
-std::string raw_exchange(std::uint16_t port, const std::string& request) {
-  const int fd = connect_loopback(port);
-  send_all(fd, request);
-  std::string out = read_until_close(fd);
-  ::close(fd);
-  return out;
-}
-
-struct Reply {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // names as sent
-  std::string header(const std::string& name) const {
-    const auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
-  }
-  std::string body;
-};
-
-Reply parse_reply(const std::string& raw) {
-  Reply r;
-  const auto end = raw.find("\r\n\r\n");
-  if (raw.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) {
-    ADD_FAILURE() << "not an HTTP/1.1 response: '" << raw << "'";
-    return r;
-  }
-  r.status = std::stoi(raw.substr(9, 3));
-  std::size_t pos = raw.find("\r\n") + 2;
-  while (pos < end) {
-    const auto eol = raw.find("\r\n", pos);
-    const std::string line = raw.substr(pos, eol - pos);
-    const auto colon = line.find(": ");
-    r.headers[line.substr(0, colon)] = line.substr(colon + 2);
-    pos = eol + 2;
-  }
-  r.body = raw.substr(end + 4);
-  return r;
-}
+using namespace ddp3d::http::test;
 
 Reply get(std::uint16_t port, const std::string& path, const std::string& method = "GET") {
   return parse_reply(
@@ -174,22 +101,43 @@ TEST_F(MetricsServerTest, MalformedRequestsGetClientErrors) {
             400);
   // A head larger than the limit (16 KiB) is refused without reading it all.
   const std::string huge =
-      "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n";
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(std::size_t{64} * 1024, 'a') +
+      "\r\n\r\n";
   EXPECT_EQ(parse_reply(raw_exchange(server_.port(), huge)).status, 431);
   // A client that connects and leaves does not disturb the server.
   ::close(connect_loopback(server_.port()));
   EXPECT_EQ(get(server_.port(), "/healthz").status, 200);
 }
 
+TEST_F(MetricsServerTest, RandomGarbageGetsAnErrorAndTheServerSurvives) {
+  std::mt19937 rng(777);
+  for (int i = 0; i < 30; ++i) {
+    std::string junk;
+    const int len = 1 + static_cast<int>(rng() % 200);
+    for (int k = 0; k < len; ++k) {
+      junk += static_cast<char>(rng() % 256);
+    }
+    const std::string raw = raw_exchange(server_.port(), junk + "\r\n\r\n");
+    const Reply r = parse_reply(raw);
+    EXPECT_TRUE(r.status == 400 || r.status == 505) << r.status;
+  }
+  EXPECT_EQ(get(server_.port(), "/healthz").status, 200);
+}
+
 TEST_F(MetricsServerTest, ManyConcurrentClients) {
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
+  clients.reserve(16);
   for (int i = 0; i < 16; ++i) {
     clients.emplace_back([&] {
-      for (int j = 0; j < 5; ++j) ok += get(server_.port(), "/healthz").status == 200;
+      for (int j = 0; j < 5; ++j) {
+        ok += get(server_.port(), "/healthz").status == 200;
+      }
     });
   }
-  for (auto& c : clients) c.join();
+  for (auto& c : clients) {
+    c.join();
+  }
   EXPECT_EQ(ok.load(), 80);
 }
 

@@ -49,14 +49,18 @@ TEST(ParseBootTime, FindsBtimeLine) {
 
 std::map<std::string, FamilySnapshot> by_name(const std::vector<FamilySnapshot>& families) {
   std::map<std::string, FamilySnapshot> out;
-  for (const auto& f : families) out[f.name] = f;
+  for (const auto& f : families) {
+    out[f.name] = f;
+  }
   return out;
 }
 
 double value_of(const std::map<std::string, FamilySnapshot>& m, const std::string& name) {
   const auto it = m.find(name);
   EXPECT_NE(it, m.end()) << name << " missing";
-  if (it == m.end() || it->second.samples.size() != 1) return -1;
+  if (it == m.end() || it->second.samples.size() != 1) {
+    return -1;
+  }
   return it->second.samples[0].value;
 }
 
@@ -68,7 +72,10 @@ TEST(ProcessCollector, LiveValuesMatchWhatThisProcessDoes) {
 
   // Five more descriptors must show up exactly.
   std::vector<int> fds;
-  for (int i = 0; i < 5; ++i) fds.push_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  fds.reserve(5);
+  for (int i = 0; i < 5; ++i) {
+    fds.push_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  }
   // Touch 64 MiB so resident memory grows by at least most of it.
   constexpr std::size_t kBytes = 64u << 20;
   std::vector<char> buffer(kBytes);
@@ -76,14 +83,18 @@ TEST(ProcessCollector, LiveValuesMatchWhatThisProcessDoes) {
   // Burn some CPU so the counter can only have gone up.
   volatile double sink = 0;
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+  while (std::chrono::steady_clock::now() < until) {
+    sink = sink + 1;
+  }
 
   const auto after = by_name(collector.collect());
-  for (int fd : fds) ::close(fd);
+  for (int fd : fds) {
+    ::close(fd);
+  }
 
   EXPECT_EQ(value_of(after, "process_open_fds"), value_of(before, "process_open_fds") + 5);
   EXPECT_GE(value_of(after, "process_resident_memory_bytes"),
-            value_of(before, "process_resident_memory_bytes") + kBytes / 2);
+            value_of(before, "process_resident_memory_bytes") + static_cast<double>(kBytes) / 2);
   EXPECT_GE(value_of(after, "process_virtual_memory_bytes"),
             value_of(after, "process_resident_memory_bytes"));
   EXPECT_GE(value_of(after, "process_cpu_seconds_total"),

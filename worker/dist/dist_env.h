@@ -1,0 +1,26 @@
+// The per-rank environment contract set by `ddp3d launch` (and torchrun): RANK, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT.
+#pragma once
+
+#include <string>
+
+namespace ddp3d::dist {
+
+struct DistEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  int group_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  // GPUS from the seed's contract: processes per node that each own a GPU; 0 = CPU only.
+  int gpus = 0;
+};
+
+// Reads the contract from the environment. With no RANK/WORLD_SIZE at all (launcher
+// "none") it describes a single process. Missing or malformed variables throw
+// std::invalid_argument naming the variable and its value.
+DistEnv dist_env_from_environment();
+
+}  // namespace ddp3d::dist

@@ -1,0 +1,147 @@
+#include "worker/dist/process_group.h"
+
+#include <ATen/ATen.h>
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef DDP3D_WITH_CUDA
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "common/log.h"
+
+namespace ddp3d::dist {
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Backend> backend;
+};
+
+ProcessGroup::ProcessGroup(int rank, int size, BackendKind kind, std::unique_ptr<Impl> impl)
+    : rank_(rank), size_(size), kind_(kind), impl_(std::move(impl)) {}
+
+ProcessGroup::~ProcessGroup() = default;
+
+c10d::Backend& ProcessGroup::backend() {
+  return *impl_->backend;
+}
+
+void ProcessGroup::barrier() {
+  // A tiny all-reduce rather than Backend::barrier(): Gloo's barrier does not honour the
+  // CUDA stream semantics NCCL needs, and this works identically on both.
+  std::vector<at::Tensor> t{at::zeros({1}, kind_ == BackendKind::kNccl
+                                               ? at::TensorOptions().device(at::kCUDA)
+                                               : at::TensorOptions())};
+  impl_->backend->allreduce(t)->wait();
+}
+
+BackendKind parse_backend(const std::string& name) {
+  if (name == "gloo") return BackendKind::kGloo;
+  if (name == "nccl") return BackendKind::kNccl;
+  throw std::invalid_argument("unknown distributed backend '" + name + "' (expected gloo or nccl)");
+}
+
+std::string backend_name(BackendKind kind) {
+  return kind == BackendKind::kNccl ? "nccl" : "gloo";
+}
+
+namespace {
+
+std::string endpoint(const DistEnv& env) {
+  return env.master_addr + ":" + std::to_string(env.master_port);
+}
+
+std::string seconds(std::chrono::milliseconds d) {
+  std::ostringstream out;
+  out << std::chrono::duration<double>(d).count() << " s";
+  return out.str();
+}
+
+c10::intrusive_ptr<c10d::Store> connect_store(const DistEnv& env,
+                                              const ProcessGroupOptions& options) {
+  c10d::TCPStoreOptions opts;
+  opts.port = static_cast<std::uint16_t>(env.master_port);
+  opts.isServer = env.rank == 0;
+  opts.numWorkers = env.world_size;
+  opts.waitWorkers = false;  // joining is checked below, with our own message
+  opts.timeout = options.timeout;
+  try {
+    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
+    // Every rank announces itself and waits for all: a missing rank fails here, not in the
+    // first collective.
+    store->add("ddp3d/joined", 1);
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    while (store->add("ddp3d/joined", 0) < env.world_size) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw std::runtime_error("only " + std::to_string(store->add("ddp3d/joined", 0)) + " of " +
+                                 std::to_string(env.world_size) + " ranks joined");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return store;
+  } catch (const std::exception& e) {
+    // c10 errors carry a C++ backtrace in what(); the first line is the message.
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    const std::string reason = c10_error ? c10_error->what_without_backtrace() : e.what();
+    throw std::runtime_error("rendezvous at MASTER_ADDR:MASTER_PORT=" + endpoint(env) +
+                             " did not complete within " + seconds(options.timeout) + " (rank " +
+                             std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                             "): " + reason.substr(0, reason.find('\n')));
+  }
+}
+
+bool is_loopback(const std::string& addr) {
+  return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
+}
+
+c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store,
+                                            const DistEnv& env,
+                                            const ProcessGroupOptions& options) {
+  auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
+  // Same choice as torch: GLOO_SOCKET_IFNAME wins; on a single machine use loopback so the
+  // ranks never depend on the host name resolving.
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+  } else if (is_loopback(env.master_addr)) {
+    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  } else {
+    opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  }
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo/", store);
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.world_size, opts);
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
+                                                 const ProcessGroupOptions& options) {
+  log::info("rendezvous at " + endpoint(env) + " as rank " + std::to_string(env.rank) + "/" +
+            std::to_string(env.world_size) + " (" + backend_name(options.backend) + ", timeout " +
+            seconds(options.timeout) + ")");
+  auto impl = std::make_unique<ProcessGroup::Impl>();
+  impl->store = connect_store(env, options);
+  if (options.backend == BackendKind::kNccl) {
+#ifdef DDP3D_WITH_CUDA
+    auto opts = c10d::ProcessGroupNCCL::Options::create();
+    opts->timeout = options.timeout;
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("nccl/", impl->store);
+    impl->backend =
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.world_size, opts);
+#else
+    throw std::runtime_error("backend nccl requested but this ddp3d was built without CUDA");
+#endif
+  } else {
+    impl->backend = make_gloo(impl->store, env, options);
+  }
+  return std::unique_ptr<ProcessGroup>(
+      new ProcessGroup(env.rank, env.world_size, options.backend, std::move(impl)));
+}
+
+}  // namespace ddp3d::dist
