@@ -353,11 +353,12 @@ class LeaderTest(OperatorSuite):
         self.wait_phase("led-2", "Starting")
         self.assertEqual(self.reporters("led-2"), {"op-b"})
         wait_for(lambda: b.metric("ddp3d_operator_is_leader") == 1, 10, "op-b leader gauge")
-        # Graceful stop: SIGTERM drains the queue, tries to release the Lease, exits 0.
+        # Graceful stop: SIGTERM drains the queue, releases the Lease (empty holder, so a
+        # successor need not wait for it to expire) and exits 0.
         t0 = time.monotonic()
         self.assertEqual(b.kill(signal.SIGTERM), 0)
-        self.assertLess(time.monotonic() - t0, 20)
-        sys.stderr.write(f"\nLease holder after SIGTERM: {self.lease_holder()!r}\n")
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertIn(self.lease_holder(), ("", None))
 
 
 if __name__ == "__main__":
