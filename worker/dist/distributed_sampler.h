@@ -27,8 +27,8 @@ struct DistributedSamplerOptions {
 
 class DistributedSampler {
  public:
-  // Throws std::invalid_argument for num_replicas < 1, rank outside [0, num_replicas), or
-  // drop_last with fewer samples than replicas.
+  // Throws std::invalid_argument for a negative dataset_size, num_replicas < 1 or rank
+  // outside [0, num_replicas). (drop_last with fewer samples than replicas gives 0 samples.)
   DistributedSampler(std::int64_t dataset_size, DistributedSamplerOptions options);
 
   // Changes the shuffle for the next indices() call; all ranks must use the same epoch.
