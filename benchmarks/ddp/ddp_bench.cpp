@@ -11,6 +11,7 @@
 #include <torch/optim.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -20,6 +21,14 @@
 #include "worker/dist/process_group.h"
 
 namespace {
+
+// CPU time of the whole process (all threads: compute, Gloo, autograd), in seconds. Under
+// a loaded machine this is steadier than wall time, which depends on the CPU share we get.
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 // 512 -> 1024 -> 1024 -> 1024 -> 512 -> 10 (3.2 M parameters, 12.7 MB of fp32 gradients).
 torch::nn::Sequential make_net() {
@@ -71,36 +80,57 @@ int main(int argc, char** argv) {
     xs.push_back(at::randn({batch, 512}, gen));
     ys.push_back(at::randint(10, {batch}, gen, at::kLong));
   }
-  double wait_s = 0;
+  // Where a step's time goes (timed iterations only): forward, backward (including DDP's
+  // finalize, which the autograd engine runs at its end), of which all-reduce wait, and
+  // the optimizer.
+  double fwd_s = 0, bwd_s = 0, wait_s = 0, finalize_s = 0, opt_s = 0;
   std::int64_t bytes = 0;
-  std::chrono::steady_clock::time_point start;
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  Clock::time_point start;
+  double cpu_start = 0;
   for (int it = 0; it < warmup + iters; ++it) {
     if (it == warmup) {
       if (pg) pg->barrier();
-      start = std::chrono::steady_clock::now();
+      start = Clock::now();
+      cpu_start = process_cpu_s();
+      fwd_s = bwd_s = wait_s = finalize_s = opt_s = 0;
+      bytes = 0;
     }
+    auto t0 = Clock::now();
     opt.zero_grad();
     if (ddp) ddp->prepare_forward();
     auto loss = torch::nn::functional::cross_entropy(net->forward(xs[it % 8]), ys[it % 8]);
     if (ddp) ddp->prepare_backward({loss});
+    fwd_s += since(t0);
+    t0 = Clock::now();
     loss.backward();
     if (ddp) {
       const auto& st = ddp->finalize_backward();
-      if (it >= warmup) {
-        wait_s += st.allreduce_wait_s;
-        bytes += st.bytes_reduced;
-      }
+      wait_s += st.allreduce_wait_s;
+      finalize_s += st.finalize_s;
+      bytes += st.bytes_reduced;
     }
+    bwd_s += since(t0);
+    t0 = Clock::now();
     opt.step();
+    opt_s += since(t0);
   }
   if (pg) pg->barrier();
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs = since(start);
+  const double cpu_s = process_cpu_s() - cpu_start;
   if (env.rank == 0) {
+    const double ms = 1e3 / iters;
     std::printf(
-        "ddp3d world=%d batch=%d iters=%d: %.3f s, allreduce wait %.2f ms/step, %.1f MB/step\n",
-        env.world_size, batch, iters, secs, 1e3 * wait_s / iters, bytes / 1e6 / iters);
+        "ddp3d world=%d batch=%d iters=%d: %.3f s; per step: forward %.1f ms, backward %.1f ms "
+        "(finalize %.1f ms, of which allreduce wait %.1f ms), optimizer %.1f ms; %.1f MB "
+        "all-reduced\n",
+        env.world_size, batch, iters, secs, fwd_s * ms, bwd_s * ms, finalize_s * ms, wait_s * ms,
+        opt_s * ms, static_cast<double>(bytes) / 1e6 / iters);
     std::printf("ITERS_PER_S %.4f\n", iters / secs);
+    std::printf("CPU_MS_PER_ITER %.3f\n", 1e3 * cpu_s / iters);
   }
   return 0;
 }

@@ -40,22 +40,34 @@ def main():
     gen = torch.Generator().manual_seed(1000 + rank)
     xs = [torch.randn(args.batch, 512, generator=gen) for _ in range(8)]
     ys = [torch.randint(10, (args.batch,), generator=gen) for _ in range(8)]
-    start = 0.0
+    start = cpu_start = 0.0
+    fwd = bwd = opt_t = 0.0
     for it in range(args.warmup + args.iters):
         if it == args.warmup:
             if not args.no_ddp:
                 dist.barrier()
             start = time.perf_counter()
+            cpu_start = time.process_time()
+            fwd = bwd = opt_t = 0.0
+        t0 = time.perf_counter()
         opt.zero_grad()
         loss = F.cross_entropy(model(xs[it % 8]), ys[it % 8])
+        t1 = time.perf_counter()
         loss.backward()
+        t2 = time.perf_counter()
         opt.step()
+        t3 = time.perf_counter()
+        fwd, bwd, opt_t = fwd + t1 - t0, bwd + t2 - t1, opt_t + t3 - t2
     if not args.no_ddp:
         dist.barrier()
     secs = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     if rank == 0:
-        print(f"torch world={world} batch={args.batch} iters={args.iters}: {secs:.3f} s")
+        ms = 1e3 / args.iters
+        print(f"torch world={world} batch={args.batch} iters={args.iters}: {secs:.3f} s; per step: "
+              f"forward {fwd * ms:.1f} ms, backward {bwd * ms:.1f} ms, optimizer {opt_t * ms:.1f} ms")
         print(f"ITERS_PER_S {args.iters / secs:.4f}")
+        print(f"CPU_MS_PER_ITER {1e3 * cpu / args.iters:.3f}")
     if not args.no_ddp:
         dist.destroy_process_group()
 

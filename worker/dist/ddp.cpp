@@ -165,6 +165,12 @@ struct DistributedDataParallel::State {
         }
       }
     }
+    if (ready[index] && locally_unused[index]) {
+      throw std::runtime_error(
+          "DDP: parameter '" + params[index].name +
+          "' was found unused (the outputs given to prepare_backward do not reach it) but "
+          "received a gradient; pass every tensor backward starts from to prepare_backward");
+    }
     if (ready[index]) {
       throw std::runtime_error(
           "DDP: parameter '" + params[index].name +
@@ -182,7 +188,8 @@ struct DistributedDataParallel::State {
     ready[index] = 1;
     const at::Tensor& grad = p.tensor.grad();
     if (grad.defined()) {
-      p.bucket_view.copy_(grad);
+      // Averaging folded into the copy: one pass over the gradient instead of two.
+      at::div_out(p.bucket_view, grad, world);
     } else {
       p.bucket_view.zero_();
     }
@@ -199,7 +206,6 @@ struct DistributedDataParallel::State {
   void launch(std::size_t index, bool in_backward) {
     Bucket& b = buckets[index];
     const bool last_bucket = index + 1 == buckets.size();
-    b.flat.narrow(0, 0, b.grad_numel).div_(world);
     if (last_bucket) write_missing_map();
     std::vector<at::Tensor> tensors{b.flat};
     b.work = backend.allreduce(tensors);
