@@ -54,6 +54,13 @@ struct DdpOptions {
   bool find_unused_parameters = false;
   // Broadcast module buffers (e.g. BatchNorm running stats) from rank 0 before each forward.
   bool broadcast_buffers = true;
+  // True: after finalize, param.grad() is an alias of the parameter's bucket slice, so the
+  // averaged gradient is never copied back (and a gradient accumulated in place lands in
+  // the bucket directly). The alias is not an autograd view, so LibTorch's
+  // Optimizer::zero_grad (which calls detach_()) works; but the gradient's memory is
+  // rewritten by the next synchronised backward, so copy it if you keep it across steps.
+  // False: averaged gradients are copied into separate gradient tensors (PyTorch's default).
+  bool gradient_as_bucket_view = true;
   // Rank whose parameters and buffers are authoritative.
   int broadcast_from_rank = 0;
 };

@@ -78,13 +78,20 @@ TEST(GlooAllreduce, ExactSumOnEveryRankOf3) {
 }
 
 // DDP at world size W, per-rank batch b, equals one process on batch W*b (same data order).
-void expect_equivalent(int world, int batch, int accum) {
+void expect_equivalent(int world, int batch, int accum, std::vector<std::string> extra = {}) {
   const std::string steps = "5";
   const auto single = run(
       1, {"train", "--no-ddp", "--steps", steps, "--batch", std::to_string(world * batch * accum)});
   ASSERT_TRUE(single.result.all_succeeded()) << single.result.describe();
-  const auto dist = run(world, {"train", "--steps", steps, "--batch", std::to_string(batch),
-                                "--accum", std::to_string(accum)});
+  std::vector<std::string> args{"train",
+                                "--steps",
+                                steps,
+                                "--batch",
+                                std::to_string(batch),
+                                "--accum",
+                                std::to_string(accum)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto dist = run(world, args);
   ASSERT_TRUE(dist.result.all_succeeded()) << dist.result.describe();
   const auto ref = read_floats(single.out(0, ".final.bin"));
   const auto init = read_floats(single.out(0, ".init.bin"));
@@ -109,6 +116,14 @@ TEST(DdpEquivalence, WorldSize3MatchesSingleProcess) {
 }
 TEST(DdpNoSync, AccumulationOf2MicroBatchesMatchesBigBatch) {
   expect_equivalent(2, 4, 2);
+}
+// Gradients copied back into their own tensors (gradient_as_bucket_view = false) ...
+TEST(DdpEquivalence, CopiedGradientsMatchSingleProcess) {
+  expect_equivalent(2, 4, 2, {"--copy-grads"});
+}
+// ... and zero_grad(set_to_none=false): gradients stay bucket aliases and accumulate in place.
+TEST(DdpEquivalence, InPlaceZeroedGradientsMatchSingleProcess) {
+  expect_equivalent(3, 4, 2, {"--keep-grads"});
 }
 
 void expect_unused_error(const Run& r, int world, const std::string& ranks_phrase) {

@@ -5,6 +5,8 @@
 //
 //   ddp_probe allreduce OUT
 //   ddp_probe train OUT --steps K --batch B [--accum A] [--no-ddp] [--bucket-bytes N]
+//   [--copy-grads]
+//                  [--keep-grads]
 //   ddp_probe unused OUT [--find-unused] [--divergent]
 //   ddp_probe overlap OUT
 //   ddp_probe mismatch OUT [--count]
@@ -138,6 +140,7 @@ void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
     constexpr double kMiB = 1024.0 * 1024.0;
     o.bucket_cap_mb = a.get("--bucket-bytes", 64) / kMiB;
     o.first_bucket_cap_mb = a.get("--bucket-bytes", 64) / kMiB;
+    o.gradient_as_bucket_view = !a.has("--copy-grads");
     ddp = std::make_unique<DistributedDataParallel>(model.ptr(), *pg, o);
   }
   write_floats(prefix(a, env.rank) + ".init.bin", model->parameters());
@@ -147,7 +150,7 @@ void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
   const auto order = sampler.indices();
   int micro = 0;
   for (int step = 0; step < steps; ++step) {
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/!a.has("--keep-grads"));
     for (int m = 0; m < accum; ++m, ++micro) {
       // Every rank sets a different buffer value; broadcast_buffers makes rank 0's win.
       {
