@@ -2,7 +2,7 @@
 // by benchmarks/ddp/run with RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT). The network,
 // data, optimizer and timing match torch_ddp_bench.py line for line.
 //
-//   ddp_bench [--iters N] [--warmup N] [--batch B] [--no-ddp]
+//   ddp_bench [--iters N] [--warmup N] [--batch B] [--no-ddp] [--bucket-cap-mb M]
 //
 // Rank 0 prints `ITERS_PER_S <x>` and DDP's per-step figures.
 #include <ATen/ATen.h>
@@ -11,8 +11,8 @@
 #include <torch/optim.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <string>
 
@@ -47,6 +47,7 @@ torch::nn::Sequential make_net() {
 int main(int argc, char** argv) {
   int iters = 60, warmup = 10, batch = 64;
   bool use_ddp = true;
+  ddp3d::dist::DdpOptions ddp_options;  // defaults, as PyTorch's side uses its defaults
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc)
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
       batch = std::stoi(argv[++i]);
     else if (a == "--no-ddp")
       use_ddp = false;
+    else if (a == "--bucket-cap-mb" && i + 1 < argc)
+      ddp_options.bucket_cap_mb = std::stod(argv[++i]);
     else {
       std::cerr << "ddp_bench: unknown argument " << a << "\n";
       return 2;
@@ -70,7 +73,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<ddp3d::dist::DistributedDataParallel> ddp;
   if (use_ddp) {
     pg = ddp3d::dist::init_process_group(env, {});
-    ddp = std::make_unique<ddp3d::dist::DistributedDataParallel>(net.ptr(), *pg);
+    ddp = std::make_unique<ddp3d::dist::DistributedDataParallel>(net.ptr(), *pg, ddp_options);
   }
   torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
   // Synthetic data: 8 fixed batches per rank, cycled.
