@@ -90,7 +90,7 @@ class DistributedDataParallel {
   // Collective: every rank must construct with the same model architecture. Verifies the
   // parameter count and shapes across ranks (std::runtime_error naming the first mismatching
   // parameter and the ranks), then broadcasts parameters and buffers from
-  // options.broadcast_from_rank. The module must outlive nothing: DDP keeps it alive.
+  // options.broadcast_from_rank. DDP holds the module (shared ownership).
   DistributedDataParallel(std::shared_ptr<torch::nn::Module> module, ProcessGroup& pg,
                           DdpOptions options = {});
   ~DistributedDataParallel();
@@ -105,7 +105,8 @@ class DistributedDataParallel {
   void prepare_forward();
   // After forward, before backward: `outputs` are what backward starts from (the loss).
   // Arms the gradient hooks for this step; with find_unused_parameters, walks the autograd
-  // graph from `outputs` to find parameters it does not reach.
+  // graph from `outputs` to find parameters it does not reach. Optional when
+  // find_unused_parameters is false (the first gradient hook arms the step then).
   void prepare_backward(const std::vector<at::Tensor>& outputs);
   // Waits for outstanding all-reduces and writes averaged gradients into param.grad().
   // Runs automatically at the end of loss.backward(); calling it again is a no-op. Throws
