@@ -101,7 +101,8 @@ class DistributedDataParallel {
   const DdpOptions& options() const { return options_; }
 
   // Before forward. Throws std::logic_error if the previous synchronised backward was not
-  // finalized; broadcasts buffers when options.broadcast_buffers.
+  // finalized; broadcasts buffers when options.broadcast_buffers — a collective whenever the
+  // module has buffers, so every rank must call it (skip it for rank-local evaluation).
   void prepare_forward();
   // After forward, before backward: `outputs` are what backward starts from (the loss).
   // Arms the gradient hooks for this step; with find_unused_parameters, walks the autograd
