@@ -42,7 +42,10 @@ int exit_code_of(int status) {
 
 // Runs in the forked child: never returns.
 [[noreturn]] void exec_child(const ChildSpec& spec, pid_t parent, const sigset_t& old_mask) {
-  setpgid(0, 0);
+  // A session of its own (and so a process group led by the rank): kill(-pid) reaches
+  // whatever the rank spawned, and the scheduler's per-session CPU groups (autogroup) treat
+  // each rank as torchrun's ranks are treated, instead of lumping them with the launcher.
+  setsid();
   // If the launcher dies without cleaning up (SIGKILL), the ranks must not live on.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(128 + SIGKILL);
@@ -58,7 +61,8 @@ int exit_code_of(int status) {
 
 void signal_all(std::vector<Child>& children, int sig) {
   for (auto& c : children) {
-    if (c.pid > 0) kill(-c.pid, sig);  // the child's whole process group
+    // The child's whole process group; just the child if it has not called setsid() yet.
+    if (c.pid > 0 && kill(-c.pid, sig) != 0) kill(c.pid, sig);
   }
 }
 
@@ -83,7 +87,6 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
       return {1, spec.name};
     }
     if (pid == 0) exec_child(spec, self, old_mask);
-    setpgid(pid, pid);  // also here, so kill(-pid) works before the child runs
     children.push_back({&spec, pid});
   }
 
