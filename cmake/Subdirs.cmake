@@ -3,7 +3,7 @@
 #
 # With DDP3D_BUILD_WORKER=OFF (the operator image, operator-only development) only the folders
 # named in DDP3D_WORKER_FREE_AREAS are added: everything else needs LibTorch.
-set(DDP3D_WORKER_FREE_AREAS common kube operator crd chart testbin)
+set(DDP3D_WORKER_FREE_AREAS common kube operator crd chart testbin lint)
 function(ddp3d_add_subdirs)
   file(GLOB _children LIST_DIRECTORIES true RELATIVE "${CMAKE_CURRENT_SOURCE_DIR}"
        "${CMAKE_CURRENT_SOURCE_DIR}/*")
