@@ -1,0 +1,46 @@
+// The observability endpoint every ddp3d process runs: /metrics (a Registry in Prometheus
+// text format), /healthz (liveness: 200 while the process serves HTTP) and /readyz
+// (readiness: 200 or 503 from a settable flag or callback).
+//
+//   ddp3d::metrics::Registry registry;
+//   ddp3d::metrics::register_process_collector(registry);
+//   ddp3d::http::MetricsServer endpoint(registry, {.port = 9100});
+//   endpoint.start();
+//   endpoint.set_ready(true);
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+
+#include "common/http/server.h"
+#include "common/metrics/registry.h"
+
+namespace ddp3d::http {
+
+class MetricsServer {
+ public:
+  // The registry must outlive this object.
+  MetricsServer(const metrics::Registry& registry, ServerOptions options = {});
+
+  void start() { server_.start(); }
+  void stop() { server_.stop(); }
+  std::uint16_t port() const { return server_.port(); }
+
+  // Readiness is false until set. A callback, when set, replaces the flag.
+  void set_ready(bool ready);
+  void set_readiness(std::function<bool()> check);
+  bool ready() const;
+
+  // For adding more handlers (e.g. a debug page).
+  Server& server() { return server_; }
+
+ private:
+  const metrics::Registry& registry_;
+  std::atomic<bool> ready_{false};
+  mutable std::mutex check_mutex_;
+  std::function<bool()> check_;
+  Server server_;
+};
+
+}  // namespace ddp3d::http

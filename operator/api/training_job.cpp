@@ -1,0 +1,354 @@
+#include "operator/api/training_job.h"
+
+#include <limits>
+
+namespace ddp3d::op::api {
+
+using web::json::value;
+
+std::string join(const std::vector<FieldError>& errors) {
+  std::string out;
+  for (const auto& e : errors) {
+    if (!out.empty()) out += "; ";
+    out += e.to_string();
+  }
+  return out;
+}
+
+const char* to_string(RestartPolicy p) {
+  switch (p) {
+    case RestartPolicy::kNever:
+      return "Never";
+    case RestartPolicy::kOnFailure:
+      return "OnFailure";
+    case RestartPolicy::kExitCode:
+      return "ExitCode";
+  }
+  return "?";
+}
+
+const char* to_string(CleanPodPolicy p) {
+  switch (p) {
+    case CleanPodPolicy::kNone:
+      return "None";
+    case CleanPodPolicy::kRunning:
+      return "Running";
+    case CleanPodPolicy::kAll:
+      return "All";
+  }
+  return "?";
+}
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::kNone:
+      return "";
+    case Phase::kPending:
+      return "Pending";
+    case Phase::kStarting:
+      return "Starting";
+    case Phase::kRunning:
+      return "Running";
+    case Phase::kRestarting:
+      return "Restarting";
+    case Phase::kSucceeded:
+      return "Succeeded";
+    case Phase::kFailed:
+      return "Failed";
+    case Phase::kSuspended:
+      return "Suspended";
+  }
+  return "?";
+}
+
+std::string phase_condition_type(Phase p) {
+  switch (p) {
+    case Phase::kNone:
+      return "";
+    case Phase::kPending:
+    case Phase::kStarting:
+      return "Created";
+    default:
+      return to_string(p);
+  }
+}
+
+std::optional<RestartPolicy> parse_restart_policy(const std::string& s) {
+  for (auto p : {RestartPolicy::kNever, RestartPolicy::kOnFailure, RestartPolicy::kExitCode}) {
+    if (s == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<CleanPodPolicy> parse_clean_pod_policy(const std::string& s) {
+  for (auto p : {CleanPodPolicy::kNone, CleanPodPolicy::kRunning, CleanPodPolicy::kAll}) {
+    if (s == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<Phase> parse_phase(const std::string& s) {
+  for (auto p : {Phase::kNone, Phase::kPending, Phase::kStarting, Phase::kRunning,
+                 Phase::kRestarting, Phase::kSucceeded, Phase::kFailed, Phase::kSuspended}) {
+    if (s == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Reads typed fields of one JSON object, recording a FieldError (with the full path) for every
+// field present with the wrong type instead of throwing, so one bad field does not hide others.
+class Reader {
+ public:
+  Reader(const value& object, std::string path, std::vector<FieldError>* errors)
+      : object_(object), path_(std::move(path)), errors_(errors) {}
+
+  bool has(const char* key) const {
+    return object_.is_object() && object_.has_field(key) && !object_.at(key).is_null();
+  }
+  std::string path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  const value& at(const char* key) const { return object_.at(key); }
+
+  void string(const char* key, std::string* out) const {
+    if (!has(key)) return;
+    if (!at(key).is_string()) return error(key, "must be a string");
+    *out = at(key).as_string();
+  }
+  void integer(const char* key, int* out) const {
+    int64_t v = 0;
+    if (!int64(key, &v)) return;
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+      return error(key, "out of range");
+    }
+    *out = static_cast<int>(v);
+  }
+  bool int64(const char* key, int64_t* out) const {
+    if (!has(key)) return false;
+    const value& v = at(key);
+    if (!v.is_number() || !v.as_number().is_integral() || !v.as_number().is_int64()) {
+      error(key, "must be an integer");
+      return false;
+    }
+    *out = v.as_number().to_int64();
+    return true;
+  }
+  void optional_int64(const char* key, std::optional<int64_t>* out) const {
+    int64_t v = 0;
+    if (int64(key, &v)) *out = v;
+  }
+  void boolean(const char* key, bool* out) const {
+    if (!has(key)) return;
+    if (!at(key).is_boolean()) return error(key, "must be a boolean");
+    *out = at(key).as_bool();
+  }
+  void string_list(const char* key, std::vector<std::string>* out) const {
+    if (!has(key)) return;
+    if (!at(key).is_array()) return error(key, "must be a list of strings");
+    const auto& arr = at(key).as_array();
+    for (size_t i = 0; i < arr.size(); ++i) {
+      if (!arr.at(i).is_string()) {
+        errors_->push_back({path(key) + "[" + std::to_string(i) + "]", "must be a string"});
+        continue;
+      }
+      out->push_back(arr.at(i).as_string());
+    }
+  }
+  bool object(const char* key) const {
+    if (!has(key)) return false;
+    if (!at(key).is_object()) {
+      error(key, "must be an object");
+      return false;
+    }
+    return true;
+  }
+  void error(const char* key, const std::string& message) const {
+    errors_->push_back({path(key), message});
+  }
+
+ private:
+  const value& object_;
+  std::string path_;
+  std::vector<FieldError>* errors_;
+};
+
+void parse_run_policy(const value& v, std::vector<FieldError>* errors, RunPolicy* rp) {
+  Reader r(v, "spec.runPolicy", errors);
+  std::string s;
+  r.string("restartPolicy", &s);
+  if (!s.empty()) {
+    if (auto p = parse_restart_policy(s)) {
+      rp->restart_policy = *p;
+    } else {
+      r.error("restartPolicy", "unsupported value \"" + s + "\" (Never, OnFailure, ExitCode)");
+    }
+  }
+  s.clear();
+  r.string("cleanPodPolicy", &s);
+  if (!s.empty()) {
+    if (auto p = parse_clean_pod_policy(s)) {
+      rp->clean_pod_policy = *p;
+    } else {
+      r.error("cleanPodPolicy", "unsupported value \"" + s + "\" (None, Running, All)");
+    }
+  }
+  r.integer("backoffLimit", &rp->backoff_limit);
+  r.optional_int64("activeDeadlineSeconds", &rp->active_deadline_seconds);
+  r.optional_int64("ttlSecondsAfterFinished", &rp->ttl_seconds_after_finished);
+  r.boolean("suspend", &rp->suspend);
+}
+
+void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec* spec) {
+  Reader r(v, "spec", errors);
+  r.integer("nnodes", &spec->nnodes);
+  r.integer("gpusPerNode", &spec->gpus_per_node);
+  r.integer("port", &spec->port);
+  r.string("config", &spec->config);
+  r.string_list("args", &spec->args);
+  r.string("image", &spec->image);
+  if (r.has("env")) {
+    if (!r.at("env").is_array()) {
+      r.error("env", "must be a list of EnvVar objects");
+    } else {
+      for (const auto& e : r.at("env").as_array()) spec->env.push_back(e);
+    }
+  }
+  if (r.object("template")) spec->pod_template = r.at("template");
+  if (r.object("runPolicy")) parse_run_policy(r.at("runPolicy"), errors, &spec->run_policy);
+}
+
+void parse_meta(const value& v, std::vector<FieldError>* errors, ObjectMeta* meta) {
+  Reader r(v, "metadata", errors);
+  r.string("name", &meta->name);
+  r.string("namespace", &meta->namespace_);
+  r.string("uid", &meta->uid);
+  r.string("resourceVersion", &meta->resource_version);
+  int64_t generation = 0;
+  if (r.int64("generation", &generation)) meta->generation = generation;
+  meta->deleting = r.has("deletionTimestamp");
+  if (r.object("labels")) {
+    for (const auto& [k, lv] : r.at("labels").as_object()) {
+      if (lv.is_string()) meta->labels[k] = lv.as_string();
+    }
+  }
+}
+
+}  // namespace
+
+TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* errors) {
+  TrainingJobStatus st;
+  if (!v.is_object()) return st;
+  Reader r(v, "status", errors);
+  std::string phase;
+  r.string("phase", &phase);
+  if (auto p = parse_phase(phase)) {
+    st.phase = *p;
+  } else {
+    r.error("phase", "unknown phase \"" + phase + "\"");
+  }
+  r.integer("restarts", &st.restarts);
+  r.integer("attempt", &st.attempt);
+  std::string t;
+  r.string("startTime", &t);
+  if (!t.empty()) st.start_time = t;
+  t.clear();
+  r.string("completionTime", &t);
+  if (!t.empty()) st.completion_time = t;
+  int64_t og = 0;
+  if (r.int64("observedGeneration", &og)) st.observed_generation = og;
+  if (r.has("conditions") && r.at("conditions").is_array()) {
+    for (const auto& c : r.at("conditions").as_array()) {
+      Reader cr(c, "status.conditions[]", errors);
+      Condition cond;
+      cr.string("type", &cond.type);
+      cr.string("status", &cond.status);
+      cr.string("reason", &cond.reason);
+      cr.string("message", &cond.message);
+      cr.string("lastTransitionTime", &cond.last_transition_time);
+      st.conditions.push_back(std::move(cond));
+    }
+  }
+  if (r.has("nodes") && r.at("nodes").is_array()) {
+    for (const auto& n : r.at("nodes").as_array()) {
+      Reader nr(n, "status.nodes[]", errors);
+      NodeStatus node;
+      nr.integer("rank", &node.rank);
+      nr.string("pod", &node.pod);
+      nr.string("phase", &node.phase);
+      int code = 0;
+      if (nr.has("exitCode")) {
+        nr.integer("exitCode", &code);
+        node.exit_code = code;
+      }
+      nr.string("reason", &node.reason);
+      st.nodes.push_back(std::move(node));
+    }
+  }
+  // reason/message are not stored on their own: they are those of the phase's condition.
+  const std::string type = phase_condition_type(st.phase);
+  for (const auto& c : st.conditions) {
+    if (c.type == type && c.status == "True") {
+      st.reason = c.reason;
+      st.message = c.message;
+    }
+  }
+  return st;
+}
+
+value status_to_json(const TrainingJobStatus& st) {
+  value v = value::object();
+  v["phase"] = value::string(to_string(st.phase));
+  v["restarts"] = value::number(st.restarts);
+  v["attempt"] = value::number(st.attempt);
+  if (st.start_time) v["startTime"] = value::string(*st.start_time);
+  if (st.completion_time) v["completionTime"] = value::string(*st.completion_time);
+  v["observedGeneration"] = value::number(st.observed_generation);
+  value conditions = value::array();
+  for (size_t i = 0; i < st.conditions.size(); ++i) {
+    const auto& c = st.conditions[i];
+    value cv = value::object();
+    cv["type"] = value::string(c.type);
+    cv["status"] = value::string(c.status);
+    if (!c.reason.empty()) cv["reason"] = value::string(c.reason);
+    if (!c.message.empty()) cv["message"] = value::string(c.message);
+    cv["lastTransitionTime"] = value::string(c.last_transition_time);
+    conditions[i] = cv;
+  }
+  v["conditions"] = conditions;
+  value nodes = value::array();
+  for (size_t i = 0; i < st.nodes.size(); ++i) {
+    const auto& n = st.nodes[i];
+    value nv = value::object();
+    nv["rank"] = value::number(n.rank);
+    nv["pod"] = value::string(n.pod);
+    nv["phase"] = value::string(n.phase);
+    if (n.exit_code) nv["exitCode"] = value::number(*n.exit_code);
+    if (!n.reason.empty()) nv["reason"] = value::string(n.reason);
+    nodes[i] = nv;
+  }
+  v["nodes"] = nodes;
+  return v;
+}
+
+ParsedTrainingJob parse_training_job(const value& object) {
+  ParsedTrainingJob out;
+  if (!object.is_object()) {
+    out.errors.push_back({"", "TrainingJob must be a JSON object"});
+    return out;
+  }
+  Reader r(object, "", &out.errors);
+  if (r.object("metadata")) parse_meta(r.at("metadata"), &out.errors, &out.job.meta);
+  if (r.object("spec")) {
+    parse_spec(r.at("spec"), &out.errors, &out.job.spec);
+  } else if (!r.has("spec")) {
+    out.errors.push_back({"spec", "required"});
+  }
+  if (r.has("status")) {
+    // Status errors come from our own writes; they must not fail the job, so they are dropped.
+    std::vector<FieldError> ignored;
+    out.job.status = status_from_json(r.at("status"), &ignored);
+  }
+  return out;
+}
+
+}  // namespace ddp3d::op::api

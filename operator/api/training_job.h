@@ -1,0 +1,137 @@
+// TrainingJob (ddp3d.io/v1alpha1): the typed form of the custom resource the operator
+// reconciles. Parsing fills the defaults the CRD schema declares, so the controller behaves the
+// same whether or not the API server applied them (defence in depth).
+#pragma once
+
+#include <cpprest/json.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/api/field_error.h"
+
+namespace ddp3d::op::api {
+
+inline constexpr const char* kGroup = "ddp3d.io";
+inline constexpr const char* kVersion = "v1alpha1";
+inline constexpr const char* kApiVersion = "ddp3d.io/v1alpha1";
+inline constexpr const char* kKind = "TrainingJob";
+inline constexpr const char* kPlural = "trainingjobs";
+
+enum class RestartPolicy { kNever, kOnFailure, kExitCode };
+enum class CleanPodPolicy { kNone, kRunning, kAll };
+enum class Phase {
+  kNone,
+  kPending,
+  kStarting,
+  kRunning,
+  kRestarting,
+  kSucceeded,
+  kFailed,
+  kSuspended
+};
+
+const char* to_string(RestartPolicy p);
+const char* to_string(CleanPodPolicy p);
+const char* to_string(Phase p);
+std::optional<RestartPolicy> parse_restart_policy(const std::string& s);
+std::optional<CleanPodPolicy> parse_clean_pod_policy(const std::string& s);
+std::optional<Phase> parse_phase(const std::string& s);
+// The condition that carries the reason and message of a phase: "Created" while Pending or
+// Starting, the phase's own name otherwise.
+std::string phase_condition_type(Phase p);
+inline bool is_finished(Phase p) {
+  return p == Phase::kSucceeded || p == Phase::kFailed;
+}
+
+struct RunPolicy {
+  RestartPolicy restart_policy = RestartPolicy::kOnFailure;
+  int backoff_limit = 3;
+  std::optional<int64_t> active_deadline_seconds;
+  std::optional<int64_t> ttl_seconds_after_finished;
+  CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
+  bool suspend = false;
+};
+
+struct TrainingJobSpec {
+  int nnodes = 1;
+  int gpus_per_node = 0;
+  int port = 29500;
+  std::string config;
+  std::vector<std::string> args;
+  std::string image;
+  // Kubernetes EnvVar objects, kept whole so valueFrom/secretKeyRef pass through untouched.
+  std::vector<web::json::value> env;
+  // PodTemplateSpec pass-through ({} when absent).
+  web::json::value pod_template = web::json::value::object();
+  RunPolicy run_policy;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;
+  bool deleting = false;  // deletionTimestamp is set
+  std::map<std::string, std::string> labels;
+};
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True" | "False"
+  std::string reason;
+  std::string message;
+  std::string last_transition_time;  // RFC 3339
+  bool operator==(const Condition&) const = default;
+};
+
+struct NodeStatus {
+  int rank = 0;
+  std::string pod;
+  std::string phase;  // the pod's phase, or "Missing" before it exists
+  std::optional<int> exit_code;
+  std::string reason;
+  bool operator==(const NodeStatus&) const = default;
+};
+
+struct TrainingJobStatus {
+  Phase phase = Phase::kNone;
+  // Cause and detail of the current phase. Not stored as fields of their own: they are the
+  // reason and message of the phase's condition (phase_condition_type), which the CRD keeps.
+  std::string reason;
+  std::string message;
+  std::vector<Condition> conditions;
+  std::vector<NodeStatus> nodes;
+  int restarts = 0;
+  // Restart attempt whose pods are current; bumped by every gang restart and by resume.
+  int attempt = 0;
+  std::optional<std::string> start_time;       // RFC 3339
+  std::optional<std::string> completion_time;  // RFC 3339
+  int64_t observed_generation = 0;
+  bool operator==(const TrainingJobStatus&) const = default;
+};
+
+struct TrainingJob {
+  ObjectMeta meta;
+  TrainingJobSpec spec;
+  TrainingJobStatus status;
+};
+
+struct ParsedTrainingJob {
+  TrainingJob job;
+  // Type errors found while parsing (wrong JSON type, unknown enum value), with field paths.
+  std::vector<FieldError> errors;
+};
+
+// Parses a TrainingJob object as returned by the API server, filling defaults.
+ParsedTrainingJob parse_training_job(const web::json::value& object);
+
+// The status subresource body: {"status": {...}} carries what status_to_json writes.
+web::json::value status_to_json(const TrainingJobStatus& status);
+TrainingJobStatus status_from_json(const web::json::value& status, std::vector<FieldError>* errors);
+
+}  // namespace ddp3d::op::api

@@ -1,0 +1,108 @@
+#include "operator/api/validation.h"
+
+#include "operator/api/env_contract.h"
+
+namespace ddp3d::op::api {
+
+namespace {
+
+using web::json::value;
+
+std::string idx(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+void check_env_list(const value& env, const std::string& path, std::vector<FieldError>* errors) {
+  if (env.is_null()) return;
+  if (!env.is_array()) {
+    errors->push_back({path, "must be a list of EnvVar objects"});
+    return;
+  }
+  const auto& arr = env.as_array();
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const value& e = arr.at(i);
+    const std::string p = idx(path, i);
+    if (!e.is_object() || !e.has_field("name") || !e.at("name").is_string() ||
+        e.at("name").as_string().empty()) {
+      errors->push_back({p + ".name", "required"});
+      continue;
+    }
+    const std::string name = e.at("name").as_string();
+    if (is_reserved_env(name)) {
+      errors->push_back({p + ".name", "\"" + name +
+                                          "\" is reserved: the operator or the launcher sets it "
+                                          "(see the environment contract)"});
+    }
+  }
+}
+
+// Returns the template's first container's image, or "" if it has none.
+std::string check_template(const value& tpl, std::vector<FieldError>* errors) {
+  if (!tpl.is_object() || !tpl.has_field("spec") || tpl.at("spec").is_null()) return "";
+  const value& spec = tpl.at("spec");
+  if (!spec.is_object()) {
+    errors->push_back({"spec.template.spec", "must be an object"});
+    return "";
+  }
+  if (!spec.has_field("containers") || spec.at("containers").is_null()) return "";
+  if (!spec.at("containers").is_array()) {
+    errors->push_back({"spec.template.spec.containers", "must be a list"});
+    return "";
+  }
+  std::string image;
+  const auto& containers = spec.at("containers").as_array();
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const value& c = containers.at(i);
+    const std::string p = idx("spec.template.spec.containers", i);
+    if (!c.is_object()) {
+      errors->push_back({p, "must be an object"});
+      continue;
+    }
+    if (c.has_field("env")) check_env_list(c.at("env"), p + ".env", errors);
+    if (i == 0 && c.has_field("image") && c.at("image").is_string())
+      image = c.at("image").as_string();
+  }
+  return image;
+}
+
+}  // namespace
+
+std::vector<FieldError> validate(const TrainingJob& job) {
+  std::vector<FieldError> errors;
+  const auto& s = job.spec;
+  if (job.meta.name.empty()) errors.push_back({"metadata.name", "required"});
+  if (s.nnodes < 1 || s.nnodes > kMaxNodes) {
+    errors.push_back({"spec.nnodes", "must be between 1 and " + std::to_string(kMaxNodes) +
+                                         ", got " + std::to_string(s.nnodes)});
+  }
+  if (s.gpus_per_node < 0 || s.gpus_per_node > kMaxGpusPerNode) {
+    errors.push_back({"spec.gpusPerNode", "must be between 0 and " +
+                                              std::to_string(kMaxGpusPerNode) + ", got " +
+                                              std::to_string(s.gpus_per_node)});
+  }
+  if (s.port < 1 || s.port > 65535) {
+    errors.push_back({"spec.port", "must be between 1 and 65535, got " + std::to_string(s.port)});
+  }
+  if (s.config.empty()) errors.push_back({"spec.config", "required (path of the training config)"});
+  const auto& rp = s.run_policy;
+  if (rp.backoff_limit < 0) {
+    errors.push_back(
+        {"spec.runPolicy.backoffLimit", "must be >= 0, got " + std::to_string(rp.backoff_limit)});
+  }
+  if (rp.active_deadline_seconds && *rp.active_deadline_seconds <= 0) {
+    errors.push_back({"spec.runPolicy.activeDeadlineSeconds", "must be > 0"});
+  }
+  if (rp.ttl_seconds_after_finished && *rp.ttl_seconds_after_finished < 0) {
+    errors.push_back({"spec.runPolicy.ttlSecondsAfterFinished", "must be >= 0"});
+  }
+  value env = value::array();
+  for (size_t i = 0; i < s.env.size(); ++i) env[i] = s.env[i];
+  check_env_list(env, "spec.env", &errors);
+  const std::string template_image = check_template(s.pod_template, &errors);
+  if (s.image.empty() && template_image.empty()) {
+    errors.push_back({"spec.image", "required (or spec.template.spec.containers[0].image)"});
+  }
+  return errors;
+}
+
+}  // namespace ddp3d::op::api

@@ -1,0 +1,28 @@
+#include "operator/controller/conditions.h"
+
+namespace ddp3d::op::controller {
+
+void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
+                   const std::string& reason, const std::string& message, const std::string& now) {
+  const std::string s = status ? "True" : "False";
+  for (auto& c : *conditions) {
+    if (c.type != type) continue;
+    if (c.status != s) c.last_transition_time = now;
+    c.status = s;
+    c.reason = reason;
+    c.message = message;
+    return;
+  }
+  if (!status) return;
+  conditions->push_back({type, s, reason, message, now});
+}
+
+const api::Condition* find_condition(const std::vector<api::Condition>& conditions,
+                                     const std::string& type) {
+  for (const auto& c : conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace ddp3d::op::controller

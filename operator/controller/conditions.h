@@ -1,0 +1,27 @@
+// Status conditions, Kubernetes style: lastTransitionTime changes only when status flips.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "operator/api/training_job.h"
+
+namespace ddp3d::op::controller {
+
+// Condition types the operator maintains.
+inline constexpr const char* kCondCreated = "Created";
+inline constexpr const char* kCondRunning = "Running";
+inline constexpr const char* kCondRestarting = "Restarting";
+inline constexpr const char* kCondSucceeded = "Succeeded";
+inline constexpr const char* kCondFailed = "Failed";
+inline constexpr const char* kCondSuspended = "Suspended";
+
+// Sets (or adds) a condition. A False condition that was never True is not added, so the list
+// holds only what has happened.
+void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
+                   const std::string& reason, const std::string& message, const std::string& now);
+
+const api::Condition* find_condition(const std::vector<api::Condition>& conditions,
+                                     const std::string& type);
+
+}  // namespace ddp3d::op::controller

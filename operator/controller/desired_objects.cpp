@@ -1,0 +1,179 @@
+#include "operator/controller/desired_objects.h"
+
+#include <algorithm>
+
+#include "operator/api/names.h"
+
+namespace ddp3d::op::controller {
+
+using web::json::value;
+
+namespace {
+
+// Returns obj[key] as an object, creating it (or replacing a non-object) first.
+value& object_field(value& obj, const char* key) {
+  if (!obj.has_field(key) || !obj.at(key).is_object()) obj[key] = value::object();
+  return obj[key];
+}
+
+value& array_field(value& obj, const char* key) {
+  if (!obj.has_field(key) || !obj.at(key).is_array()) obj[key] = value::array();
+  return obj[key];
+}
+
+value owner_references(const api::TrainingJob& job) {
+  value ref = value::object();
+  ref["apiVersion"] = value::string(api::kApiVersion);
+  ref["kind"] = value::string(api::kKind);
+  ref["name"] = value::string(job.meta.name);
+  ref["uid"] = value::string(job.meta.uid);
+  ref["controller"] = value::boolean(true);
+  ref["blockOwnerDeletion"] = value::boolean(true);
+  value refs = value::array();
+  refs[0] = ref;
+  return refs;
+}
+
+value env_var(const std::string& name, const std::string& v) {
+  value e = value::object();
+  e["name"] = value::string(name);
+  e["value"] = value::string(v);
+  return e;
+}
+
+}  // namespace
+
+std::string master_addr(const api::TrainingJob& job) {
+  return api::pod_name(job.meta.name, 0) + "." + api::service_name(job.meta.name) + "." +
+         job.meta.namespace_ + ".svc";
+}
+
+std::vector<std::pair<std::string, std::string>> contract_env(const api::TrainingJob& job, int rank,
+                                                              int attempt) {
+  const auto& s = job.spec;
+  const std::string nnodes = std::to_string(s.nnodes);
+  const std::string rank_s = std::to_string(rank);
+  const std::string addr = master_addr(job);
+  const std::string port = std::to_string(s.port);
+  const std::string gpus = std::to_string(s.gpus_per_node);
+  // Processes per node: GPUS, or one CPU (Gloo) process when GPUS is 0.
+  const int nproc = std::max(s.gpus_per_node, 1);
+  return {
+      {"NNODES", nnodes},
+      {"NODE_RANK", rank_s},
+      {"MASTER_ADDR", addr},
+      {"PORT", port},
+      {"GPUS", gpus},
+      {"MASTER_PORT", port},
+      {"WORLD_SIZE", std::to_string(s.nnodes * nproc)},
+      {"PET_NNODES", nnodes},
+      {"PET_NODE_RANK", rank_s},
+      {"PET_NPROC_PER_NODE", std::to_string(nproc)},
+      {"PET_MASTER_ADDR", addr},
+      {"PET_MASTER_PORT", port},
+      {"DDP3D_JOB", job.meta.name},
+      {"DDP3D_ATTEMPT", std::to_string(attempt)},
+  };
+}
+
+value desired_service(const api::TrainingJob& job) {
+  const std::string label = api::job_label_value(job.meta.name);
+  value svc = value::object();
+  svc["apiVersion"] = value::string("v1");
+  svc["kind"] = value::string("Service");
+  value& meta = object_field(svc, "metadata");
+  meta["name"] = value::string(api::service_name(job.meta.name));
+  meta["namespace"] = value::string(job.meta.namespace_);
+  object_field(meta, "labels")[api::kLabelJobName] = value::string(label);
+  meta["ownerReferences"] = owner_references(job);
+  value& spec = object_field(svc, "spec");
+  spec["clusterIP"] = value::string("None");
+  // Rendezvous happens before any pod is Ready, so DNS must answer for not-ready pods.
+  spec["publishNotReadyAddresses"] = value::boolean(true);
+  // Selecting on the job only (not the attempt) keeps the Service stable across restarts;
+  // a new attempt's pods reuse the names only after the old pods are gone.
+  object_field(spec, "selector")[api::kLabelJobName] = value::string(label);
+  value port = value::object();
+  port["name"] = value::string("rendezvous");
+  port["port"] = value::number(job.spec.port);
+  port["targetPort"] = value::number(job.spec.port);
+  port["protocol"] = value::string("TCP");
+  value ports = value::array();
+  ports[0] = port;
+  spec["ports"] = ports;
+  return svc;
+}
+
+value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
+  const auto& s = job.spec;
+  const std::string name = api::pod_name(job.meta.name, rank);
+  // Start from the user's template so volumes, nodeSelector, tolerations, resources, extra
+  // containers and labels pass through; then set what the contract owns.
+  value tpl = s.pod_template.is_object() ? s.pod_template : value::object();
+  value pod = value::object();
+  pod["apiVersion"] = value::string("v1");
+  pod["kind"] = value::string("Pod");
+  value meta = tpl.has_field("metadata") && tpl.at("metadata").is_object() ? tpl.at("metadata")
+                                                                           : value::object();
+  for (const char* k : {"name", "generateName", "namespace", "uid", "resourceVersion",
+                        "ownerReferences", "creationTimestamp"}) {
+    if (meta.has_field(k)) meta.erase(k);
+  }
+  meta["name"] = value::string(name);
+  meta["namespace"] = value::string(job.meta.namespace_);
+  value& labels = object_field(meta, "labels");
+  labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
+  labels[api::kLabelNodeRank] = value::string(std::to_string(rank));
+  labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
+  meta["ownerReferences"] = owner_references(job);
+  pod["metadata"] = meta;
+
+  value spec =
+      tpl.has_field("spec") && tpl.at("spec").is_object() ? tpl.at("spec") : value::object();
+  spec["hostname"] = value::string(name);
+  spec["subdomain"] = value::string(api::service_name(job.meta.name));
+  // The operator restarts the whole group; a kubelet restarting one rank in place would
+  // rejoin a rendezvous that no longer exists.
+  spec["restartPolicy"] = value::string("Never");
+  value& containers = array_field(spec, "containers");
+  if (containers.size() == 0) {
+    value c = value::object();
+    c["name"] = value::string(kWorkerContainer);
+    containers[0] = c;
+  }
+  value& c = containers[0];
+  if (!c.has_field("name") || !c.at("name").is_string())
+    c["name"] = value::string(kWorkerContainer);
+  if (!s.image.empty()) c["image"] = value::string(s.image);
+  // A template that sets its own command (e.g. torchrun in a stock PyTorch image) keeps it;
+  // otherwise the pod runs the same script as bare metal.
+  if (!c.has_field("command") || c.at("command").is_null()) {
+    value cmd = value::array();
+    cmd[0] = value::string("bash");
+    cmd[1] = value::string("tools/dist_train.sh");
+    c["command"] = cmd;
+    value args = value::array();
+    args[0] = value::string(s.config);
+    args[1] = value::string(std::to_string(s.gpus_per_node));
+    for (size_t i = 0; i < s.args.size(); ++i) args[i + 2] = value::string(s.args[i]);
+    c["args"] = args;
+  }
+  // Contract variables come first so user variables may reference them as $(MASTER_ADDR).
+  value env = value::array();
+  size_t n = 0;
+  for (const auto& [k, v] : contract_env(job, rank, attempt)) env[n++] = env_var(k, v);
+  if (c.has_field("env") && c.at("env").is_array()) {
+    for (const auto& e : c.at("env").as_array()) env[n++] = e;
+  }
+  for (const auto& e : s.env) env[n++] = e;
+  c["env"] = env;
+  if (s.gpus_per_node > 0) {
+    value& resources = object_field(c, "resources");
+    object_field(resources, "limits")["nvidia.com/gpu"] =
+        value::string(std::to_string(s.gpus_per_node));
+  }
+  pod["spec"] = spec;
+  return pod;
+}
+
+}  // namespace ddp3d::op::controller

@@ -1,0 +1,28 @@
+// The Service and pods a TrainingJob should have: pure functions from the job to the API
+// objects, including the environment contract of design.md that every pod carries.
+#pragma once
+
+#include <cpprest/json.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "operator/api/training_job.h"
+
+namespace ddp3d::op::controller {
+
+// Name of the container the operator fills in (the template's first container keeps its name).
+inline constexpr const char* kWorkerContainer = "worker";
+
+// DNS name of rank 0's pod under the headless Service: "<pod>.<service>.<namespace>.svc".
+std::string master_addr(const api::TrainingJob& job);
+
+// The reserved variables, in contract order, for one node of one attempt.
+std::vector<std::pair<std::string, std::string>> contract_env(const api::TrainingJob& job, int rank,
+                                                              int attempt);
+
+web::json::value desired_service(const api::TrainingJob& job);
+web::json::value desired_pod(const api::TrainingJob& job, int rank, int attempt);
+
+}  // namespace ddp3d::op::controller

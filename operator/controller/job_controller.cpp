@@ -1,0 +1,327 @@
+#include "operator/controller/job_controller.h"
+
+#include <charconv>
+#include <ctime>
+#include <stdexcept>
+
+#include "common/log.h"
+#include "operator/api/names.h"
+#include "operator/api/training_job.h"
+#include "operator/controller/event_object.h"
+#include "operator/controller/reconcile.h"
+#include "operator/kube/errors.h"
+
+namespace ddp3d::op {
+
+using web::json::value;
+
+namespace {
+
+std::optional<long long> rv_number(const value& obj) {
+  const std::string rv = kube::meta_resource_version(obj);
+  long long n = 0;
+  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
+  if (rv.empty() || ec != std::errc() || p != rv.data() + rv.size()) return std::nullopt;
+  return n;
+}
+
+// "ns/name" of the TrainingJob that controls `child`, or "" if none.
+std::string owner_key(const value& child) {
+  if (!child.has_field("metadata")) return "";
+  const value& meta = child.at("metadata");
+  if (!meta.has_field("ownerReferences") || !meta.at("ownerReferences").is_array()) return "";
+  for (const auto& ref : meta.at("ownerReferences").as_array()) {
+    if (!ref.has_field("controller") || !ref.at("controller").is_boolean() ||
+        !ref.at("controller").as_bool()) {
+      continue;
+    }
+    if (ref.has_field("kind") && ref.at("kind").as_string() == api::kKind &&
+        ref.has_field("name")) {
+      return kube::object_key(kube::meta_namespace(child), ref.at("name").as_string());
+    }
+  }
+  return "";
+}
+
+bool controlled_by(const value& child, const std::string& uid) {
+  const value& meta = child.at("metadata");
+  if (!meta.has_field("ownerReferences") || !meta.at("ownerReferences").is_array()) return false;
+  for (const auto& ref : meta.at("ownerReferences").as_array()) {
+    if (ref.has_field("uid") && ref.at("uid").as_string() == uid) return true;
+  }
+  return false;
+}
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+JobController::JobController(kube::Client& client, ControllerConfig config,
+                             OperatorMetrics& metrics)
+    : client_(client), config_(std::move(config)), metrics_(metrics) {
+  std::vector<std::string> namespaces = config_.namespaces;
+  if (namespaces.empty()) namespaces.push_back("");
+  kube::Informer::Options job_opts;
+  job_opts.resync_period = config_.resync;
+  kube::Informer::Options child_opts;
+  // Only what the operator owns: every derived object carries the job-name label.
+  child_opts.label_selector = api::kLabelJobName;
+  for (const auto& ns : namespaces) {
+    Scope s;
+    s.ns = ns;
+    s.jobs =
+        std::make_unique<kube::Informer>(client_, kube::resources::training_jobs(), ns, job_opts);
+    s.pods = std::make_unique<kube::Informer>(client_, kube::resources::pods(), ns, child_opts);
+    s.services =
+        std::make_unique<kube::Informer>(client_, kube::resources::services(), ns, child_opts);
+    auto enqueue_job = [this](const value& obj) { queue_.add(kube::object_key(obj)); };
+    s.jobs->add_handlers({enqueue_job,
+                          [enqueue_job](const value&, const value& n) { enqueue_job(n); },
+                          enqueue_job});
+    auto child = [this](const value& obj) { enqueue_owner(obj); };
+    for (auto* inf : {s.pods.get(), s.services.get()}) {
+      inf->add_handlers({child, [child](const value&, const value& n) { child(n); }, child});
+    }
+    scopes_.push_back(std::move(s));
+  }
+}
+
+JobController::~JobController() {
+  stop();
+}
+
+void JobController::enqueue_owner(const value& child) {
+  const std::string key = owner_key(child);
+  if (!key.empty()) queue_.add(key);
+}
+
+void JobController::start() {
+  if (started_) return;
+  started_ = true;
+  for (auto& s : scopes_) {
+    s.pods->start();
+    s.services->start();
+    s.jobs->start();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
+  for (auto& s : scopes_) {
+    for (auto* inf : {s.pods.get(), s.services.get(), s.jobs.get()}) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (!inf->wait_for_sync(std::max(left, std::chrono::milliseconds(1)))) {
+        throw std::runtime_error("cache of " + inf->resource().plural + " in " +
+                                 (s.ns.empty() ? std::string("all namespaces") : s.ns) +
+                                 " did not sync within " +
+                                 std::to_string(config_.sync_timeout.count()) +
+                                 "s (is the API server reachable, and may this account list "
+                                 "and watch it?)");
+      }
+    }
+  }
+  log::info("caches synced; starting " + std::to_string(config_.workers) + " workers");
+  for (int i = 0; i < config_.workers; ++i) workers_.emplace_back([this] { worker(); });
+}
+
+void JobController::stop(bool drain) {
+  if (stopped_) return;
+  stopped_ = true;
+  if (drain) {
+    queue_.shut_down();
+  } else {
+    queue_.shut_down_now();
+  }
+  workers_.clear();  // joins
+  for (auto& s : scopes_) {
+    s.jobs->stop();
+    s.pods->stop();
+    s.services->stop();
+  }
+}
+
+bool JobController::synced() const {
+  for (const auto& s : scopes_) {
+    if (!s.jobs->has_synced() || !s.pods->has_synced() || !s.services->has_synced()) return false;
+  }
+  return started_;
+}
+
+std::size_t JobController::queue_depth() const {
+  return queue_.len() + queue_.delayed_len();
+}
+
+std::map<std::string, double> JobController::jobs_by_phase() const {
+  std::map<std::string, double> out;
+  for (const auto& s : scopes_) {
+    for (const auto& obj : s.jobs->cache().list()) {
+      std::string phase;
+      if (obj.has_field("status") && obj.at("status").has_field("phase") &&
+          obj.at("status").at("phase").is_string()) {
+        phase = obj.at("status").at("phase").as_string();
+      }
+      out[phase.empty() ? "New" : phase] += 1;
+    }
+  }
+  return out;
+}
+
+const JobController::Scope& JobController::scope_for(const std::string& ns) const {
+  for (const auto& s : scopes_) {
+    if (s.ns.empty() || s.ns == ns) return s;
+  }
+  throw std::logic_error("no informer for namespace " + ns);
+}
+
+void JobController::worker() {
+  while (auto key = queue_.get()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      process(*key);
+      queue_.forget(*key);
+      metrics_.reconcile_total.labels({"success"}).inc();
+    } catch (const std::exception& e) {
+      metrics_.reconcile_total.labels({"error"}).inc();
+      log::warning("reconcile " + *key + " failed (will retry): " + e.what());
+      queue_.add_rate_limited(*key);
+    }
+    metrics_.reconcile_duration_seconds.observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    queue_.done(*key);
+  }
+}
+
+value JobController::freshest(const std::string& key, const value& cached) {
+  std::lock_guard lock(written_mu_);
+  auto it = written_.find(key);
+  if (it == written_.end()) return cached;
+  const auto mine = rv_number(it->second);
+  const auto theirs = rv_number(cached);
+  // resourceVersions are etcd revisions: integers that grow with every write. Should a
+  // server ever hand out something else, trust the cache.
+  if (kube::meta_uid(it->second) != kube::meta_uid(cached) || !mine || !theirs ||
+      *theirs >= *mine) {
+    written_.erase(it);
+    return cached;
+  }
+  return it->second;
+}
+
+void JobController::process(const std::string& key) {
+  const auto slash = key.find('/');
+  const std::string ns = key.substr(0, slash);
+  const std::string name = key.substr(slash + 1);
+  const Scope& scope = scope_for(ns);
+  auto cached = scope.jobs->cache().get(key);
+  if (!cached) {
+    // Deleted: the garbage collector removes its pods and Service via owner references.
+    std::lock_guard lock(written_mu_);
+    written_.erase(key);
+    return;
+  }
+  value obj = freshest(key, *cached);
+  const auto parsed = api::parse_training_job(obj);
+  const auto& job = parsed.job;
+
+  controller::Observed observed;
+  const std::map<std::string, std::string> selector = {
+      {api::kLabelJobName, api::job_label_value(name)}};
+  for (const auto& p : scope.pods->cache().list_matching(selector, ns)) {
+    if (controlled_by(p, job.meta.uid)) observed.pods.push_back(controller::observe_pod(p));
+  }
+  for (const auto& s : scope.services->cache().list_matching(selector, ns)) {
+    if (controlled_by(s, job.meta.uid)) {
+      observed.services.push_back(controller::observe_service(s));
+    }
+  }
+  const auto result = controller::reconcile(job, parsed.errors, observed, std::time(nullptr));
+
+  if (!(result.status == job.status)) {
+    value body = obj;
+    body["status"] = api::status_to_json(result.status);
+    value written;
+    try {
+      written = client_.replace_status(kube::resources::training_jobs(), ns, body);
+    } catch (const kube::ConflictError&) {
+      // Someone wrote the job since our cache saw it. Our decision may rest on an old status,
+      // so nothing is applied; the informer delivers the new version and we decide again.
+      metrics_.status_conflicts_total.inc();
+      log::info(key + ": status conflict; reconciling again on the newer version");
+      queue_.add_after(key, std::chrono::milliseconds(200));
+      return;
+    } catch (const kube::NotFoundError&) {
+      return;  // deleted meanwhile
+    }
+    {
+      std::lock_guard lock(written_mu_);
+      written_[key] = written;
+    }
+    if (result.status.restarts > job.status.restarts) {
+      metrics_.gang_restarts_total.labels({ns, name})
+          .inc(result.status.restarts - job.status.restarts);
+    }
+    if (result.status.phase == api::Phase::kFailed && job.status.phase != api::Phase::kFailed) {
+      metrics_.jobs_failed_total.labels({result.status.reason}).inc();
+    }
+    if (result.status.phase != job.status.phase) {
+      log::info(key + ": " + api::to_string(job.status.phase) + " -> " +
+                api::to_string(result.status.phase) + " (" + result.status.reason + ": " +
+                result.status.message + ")");
+    }
+  }
+
+  for (const auto& a : result.actions) {
+    using Kind = controller::Action::Kind;
+    try {
+      switch (a.kind) {
+        case Kind::kCreateService:
+          client_.create(kube::resources::services(), ns, a.object);
+          break;
+        case Kind::kCreatePod:
+          client_.create(kube::resources::pods(), ns, a.object);
+          break;
+        case Kind::kDeletePod: {
+          kube::DeleteOptions opts;
+          opts.precondition_uid = a.uid;
+          client_.remove(kube::resources::pods(), ns, a.name, opts);
+          break;
+        }
+        case Kind::kDeleteJob: {
+          kube::DeleteOptions opts;
+          opts.precondition_uid = a.uid;
+          opts.propagation_policy = "Background";
+          client_.remove(kube::resources::training_jobs(), ns, a.name, opts);
+          break;
+        }
+        case Kind::kEvent:
+          try {
+            client_.create(kube::resources::events(), ns,
+                           controller::event_object(job.meta, a.event_type, a.reason, a.message,
+                                                    now_ns(), config_.identity));
+          } catch (const std::exception& e) {
+            // Events are best effort: losing one must not stop the reconcile.
+            log::warning(key + ": could not record event " + a.reason + ": " + e.what());
+          }
+          break;
+      }
+    } catch (const kube::AlreadyExistsError&) {
+      // Deterministic names: it exists because an earlier pass (or replica) created it.
+    } catch (const kube::NotFoundError&) {
+      // Already gone.
+    } catch (const kube::ConflictError&) {
+      // Delete precondition failed: the name now belongs to a newer object; leave it.
+    }
+    metrics_.actions_total.labels({controller::to_string(a.kind)}).inc();
+    if (a.kind != Kind::kEvent) {
+      log::debug(key + ": " + controller::to_string(a.kind) + " " + a.name);
+    }
+  }
+  if (result.requeue_after_seconds) {
+    queue_.add_after(key,
+                     std::chrono::seconds(std::max<int64_t>(*result.requeue_after_seconds, 1)));
+  }
+}
+
+}  // namespace ddp3d::op

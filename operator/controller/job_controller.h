@@ -1,0 +1,78 @@
+// The I/O half of the operator: informers keep local caches of TrainingJobs and of the pods
+// and Services they own, a work queue serializes work per job ("namespace/name"), and workers
+// run the pure reconcile() on cached state and apply its result through the API:
+// status first (through the status subresource, conflict-checked), then the actions.
+// Writing status first means a crash between the two never loses a restart: the new attempt
+// number is stored before any pod of the old attempt is deleted.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "operator/controller/operator_metrics.h"
+#include "operator/kube/client.h"
+#include "operator/kube/informer.h"
+#include "operator/kube/work_queue.h"
+
+namespace ddp3d::op {
+
+struct ControllerConfig {
+  std::vector<std::string> namespaces;  // empty = all namespaces
+  int workers = 4;
+  std::chrono::seconds resync{300};
+  std::string identity = "ddp3d-operator";  // reportingInstance of the events we record
+  std::chrono::seconds sync_timeout{120};
+};
+
+class JobController {
+ public:
+  JobController(kube::Client& client, ControllerConfig config, OperatorMetrics& metrics);
+  ~JobController();  // stop()
+  JobController(const JobController&) = delete;
+  JobController& operator=(const JobController&) = delete;
+
+  // Starts the informers, waits for their first list, then starts the workers. Throws
+  // std::runtime_error if the caches do not sync within config.sync_timeout (e.g. RBAC).
+  void start();
+  // Stops taking new work and stops the informers. With `drain`, the workers first finish
+  // the keys already queued (graceful shutdown while still leading); without it they stop
+  // after their current key (leadership lost: another replica may be acting). Idempotent.
+  void stop(bool drain = true);
+  bool synced() const;
+
+  std::map<std::string, double> jobs_by_phase() const;
+  std::size_t queue_depth() const;
+
+ private:
+  struct Scope {
+    std::string ns;  // "" = all namespaces
+    std::unique_ptr<kube::Informer> jobs, pods, services;
+  };
+
+  void worker();
+  // Reconciles one job; throws on API errors (the key is then retried with backoff).
+  void process(const std::string& key);
+  const Scope& scope_for(const std::string& ns) const;
+  web::json::value freshest(const std::string& key, const web::json::value& cached);
+  void enqueue_owner(const web::json::value& child);
+
+  kube::Client& client_;
+  ControllerConfig config_;
+  OperatorMetrics& metrics_;
+  kube::WorkQueue queue_;
+  std::vector<Scope> scopes_;
+  std::vector<std::jthread> workers_;
+  // Status objects this replica wrote that the informer may not have delivered yet, so a
+  // reconcile never acts on a status older than its own last write.
+  std::mutex written_mu_;
+  std::map<std::string, web::json::value> written_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace ddp3d::op

@@ -1,0 +1,31 @@
+// What the controller needs to know about the pods and Services that exist for a job, read from
+// the API objects the informers cache. Kept small so reconcile tests can write them directly.
+#pragma once
+
+#include <cpprest/json.h>
+
+#include <optional>
+#include <string>
+
+namespace ddp3d::op::controller {
+
+struct ObservedPod {
+  std::string name;
+  std::string uid;
+  int rank = -1;                 // ddp3d.io/node-rank, -1 when missing or not a number
+  int attempt = -1;              // ddp3d.io/attempt, -1 when missing or not a number
+  std::string phase;             // status.phase: Pending | Running | Succeeded | Failed | Unknown
+  std::optional<int> exit_code;  // of the first terminated container (non-zero preferred)
+  std::string reason;            // pod reason (Evicted, ...) or the container's (OOMKilled, Error)
+  bool deleting = false;         // deletionTimestamp set
+};
+
+struct ObservedService {
+  std::string name;
+  std::string uid;
+};
+
+ObservedPod observe_pod(const web::json::value& pod);
+ObservedService observe_service(const web::json::value& service);
+
+}  // namespace ddp3d::op::controller

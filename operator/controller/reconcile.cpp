@@ -1,0 +1,390 @@
+#include "operator/controller/reconcile.h"
+
+#include <map>
+#include <set>
+
+#include "operator/api/names.h"
+#include "operator/api/validation.h"
+#include "operator/controller/conditions.h"
+#include "operator/controller/desired_objects.h"
+
+namespace ddp3d::op::controller {
+
+const char* to_string(Action::Kind kind) {
+  switch (kind) {
+    case Action::Kind::kCreateService:
+      return "CreateService";
+    case Action::Kind::kCreatePod:
+      return "CreatePod";
+    case Action::Kind::kDeletePod:
+      return "DeletePod";
+    case Action::Kind::kDeleteJob:
+      return "DeleteJob";
+    case Action::Kind::kEvent:
+      return "Event";
+  }
+  return "?";
+}
+
+namespace {
+
+using api::Phase;
+
+bool terminated(const ObservedPod& p) {
+  return p.phase == "Succeeded" || p.phase == "Failed";
+}
+
+std::string describe_failure(const ObservedPod& p) {
+  std::string s = "node " + std::to_string(p.rank) + " (pod " + p.name + ") failed";
+  if (p.exit_code) s += " with exit code " + std::to_string(*p.exit_code);
+  if (!p.reason.empty()) s += " (" + p.reason + ")";
+  return s;
+}
+
+class Reconciler {
+ public:
+  Reconciler(const api::TrainingJob& job, const Observed& observed, api::UnixSeconds now)
+      : job_(job), observed_(observed), now_(now), now_s_(api::format_rfc3339(now)) {
+    r_.status = job.status;
+  }
+
+  ReconcileResult run(const std::vector<api::FieldError>& parse_errors) {
+    auto& st = r_.status;
+    st.observed_generation = job_.meta.generation;
+    // Deleting: the garbage collector removes the pods and the Service through the owner
+    // references; creating anything now would only race it.
+    if (job_.meta.deleting) return r_;
+    if (api::is_finished(st.phase)) {
+      finish_cleanup();
+      return r_;
+    }
+    std::vector<api::FieldError> errors = parse_errors;
+    for (auto& e : api::validate(job_)) errors.push_back(std::move(e));
+    if (!errors.empty()) {
+      fail("InvalidSpec", "invalid TrainingJob: " + api::join(errors), false);
+      return r_;
+    }
+    partition_pods();
+    if (job_.spec.run_policy.suspend) {
+      suspend();
+      return r_;
+    }
+    if (st.phase == Phase::kSuspended) resume();
+    if (deadline_exceeded()) return r_;
+    ensure_service();
+    delete_stale_pods();
+    if (handle_failures()) return r_;
+    if (all_succeeded()) {
+      finish(Phase::kSucceeded, "AllNodesSucceeded",
+             "all " + std::to_string(job_.spec.nnodes) + " nodes completed", "Normal", false);
+      return r_;
+    }
+    create_missing_pods();
+    update_running_phase();
+    schedule_deadline();
+    return r_;
+  }
+
+ private:
+  // --- pods of this job, split by attempt -------------------------------------------------
+  void partition_pods() {
+    const int attempt = r_.status.attempt;
+    for (const auto& p : observed_.pods) {
+      const bool current = p.attempt == attempt && p.rank >= 0 && p.rank < job_.spec.nnodes &&
+                           p.name == api::pod_name(job_.meta.name, p.rank);
+      if (current && !p.deleting) {
+        current_[p.rank] = &p;
+      } else {
+        stale_.push_back(&p);
+      }
+    }
+  }
+
+  void delete_pod(const ObservedPod& p) {
+    if (p.deleting || deleted_.count(p.name)) return;
+    deleted_.insert(p.name);
+    r_.actions.push_back({Action::Kind::kDeletePod, p.name, p.uid, {}, "", "", ""});
+  }
+
+  void delete_stale_pods() {
+    for (const ObservedPod* p : stale_) delete_pod(*p);
+  }
+
+  void delete_current_pods() {
+    for (const auto& [rank, p] : current_) delete_pod(*p);
+  }
+
+  // --- status helpers -------------------------------------------------------------------------
+  void event(const std::string& type, const std::string& reason, const std::string& message) {
+    r_.actions.push_back(
+        {Action::Kind::kEvent, job_.meta.name, job_.meta.uid, {}, type, reason, message});
+  }
+
+  void transition(Phase phase, const std::string& reason, const std::string& message,
+                  const std::string& event_type) {
+    auto& st = r_.status;
+    if (st.phase != phase) event(event_type, reason, message);
+    st.phase = phase;
+    st.reason = reason;
+    st.message = message;
+    auto* c = &st.conditions;
+    // Created stays True from the first pass on; while Pending/Starting it also carries the
+    // phase's reason and message (see api::phase_condition_type).
+    const bool early = phase == Phase::kPending || phase == Phase::kStarting;
+    const auto* created = find_condition(*c, kCondCreated);
+    if (early) {
+      set_condition(c, kCondCreated, true, reason, message, now_s_);
+    } else if (!created) {
+      set_condition(c, kCondCreated, true, "Created", "TrainingJob accepted", now_s_);
+    }
+    auto set_if = [&](const char* type, Phase when) {
+      set_condition(c, type, phase == when, reason, message, now_s_);
+    };
+    set_if(kCondRunning, Phase::kRunning);
+    set_if(kCondRestarting, Phase::kRestarting);
+    set_if(kCondSuspended, Phase::kSuspended);
+    set_if(kCondSucceeded, Phase::kSucceeded);
+    set_if(kCondFailed, Phase::kFailed);
+  }
+
+  void refresh_nodes(const std::set<int>& creating) {
+    auto& nodes = r_.status.nodes;
+    nodes.clear();
+    // An invalid nnodes has no meaningful per-node list (and could be huge).
+    if (job_.spec.nnodes < 1 || job_.spec.nnodes > api::kMaxNodes) return;
+    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+      api::NodeStatus n;
+      n.rank = rank;
+      n.pod = api::pod_name(job_.meta.name, rank);
+      auto it = current_.find(rank);
+      if (it != current_.end()) {
+        n.phase = it->second->phase.empty() ? "Pending" : it->second->phase;
+        n.exit_code = it->second->exit_code;
+        n.reason = it->second->reason;
+      } else {
+        n.phase = creating.count(rank) ? "Pending" : "Missing";
+      }
+      nodes.push_back(std::move(n));
+    }
+  }
+
+  // --- finishing --------------------------------------------------------------------------------
+  void finish(Phase phase, const std::string& reason, const std::string& message,
+              const std::string& event_type, bool stop_all) {
+    refresh_nodes({});
+    transition(phase, reason, message, event_type);
+    r_.status.completion_time = now_s_;
+    stop_all_ = stop_all;
+    finish_cleanup();
+  }
+
+  void fail(const std::string& reason, const std::string& message, bool stop_all) {
+    finish(Phase::kFailed, reason, message, "Warning", stop_all);
+  }
+
+  // cleanPodPolicy and ttlSecondsAfterFinished; repeated on every reconcile of a finished job.
+  void finish_cleanup() {
+    const auto& rp = job_.spec.run_policy;
+    for (const auto& p : observed_.pods) {
+      const bool delete_it =
+          rp.clean_pod_policy == api::CleanPodPolicy::kAll ||
+          ((rp.clean_pod_policy == api::CleanPodPolicy::kRunning || stop_all_) && !terminated(p));
+      if (delete_it) delete_pod(p);
+    }
+    if (!rp.ttl_seconds_after_finished) return;
+    const auto done = r_.status.completion_time ? api::parse_rfc3339(*r_.status.completion_time)
+                                                : std::optional<api::UnixSeconds>(now_);
+    const api::UnixSeconds expires = done.value_or(now_) + *rp.ttl_seconds_after_finished;
+    if (now_ >= expires) {
+      r_.actions.push_back(
+          {Action::Kind::kDeleteJob, job_.meta.name, job_.meta.uid, {}, "", "", ""});
+    } else {
+      r_.requeue_after_seconds = expires - now_;
+    }
+  }
+
+  // --- suspend / resume ---------------------------------------------------------------------
+  void suspend() {
+    for (const auto& p : observed_.pods) delete_pod(p);
+    refresh_nodes({});
+    for (auto& n : r_.status.nodes) {
+      if (deleted_.count(n.pod) || n.phase == "Missing") n.phase = "Suspended";
+    }
+    // activeDeadlineSeconds counts running time: the clock restarts on resume (as for Jobs).
+    r_.status.start_time.reset();
+    transition(Phase::kSuspended, "Suspended", "runPolicy.suspend is true; pods deleted", "Normal");
+  }
+
+  void resume() {
+    auto& st = r_.status;
+    // A fresh rendezvous: pods of the suspended attempt, if still terminating, are stale.
+    st.attempt += 1;
+    current_.clear();
+    stale_.clear();
+    partition_pods();
+    transition(Phase::kPending, "Resumed",
+               "runPolicy.suspend is false; starting attempt " + std::to_string(st.attempt),
+               "Normal");
+  }
+
+  // --- deadline ---------------------------------------------------------------------------------
+  std::optional<api::UnixSeconds> started() const {
+    if (!r_.status.start_time) return std::nullopt;
+    return api::parse_rfc3339(*r_.status.start_time);
+  }
+
+  bool deadline_exceeded() {
+    const auto& limit = job_.spec.run_policy.active_deadline_seconds;
+    const auto start = started();
+    if (!limit || !start || now_ - *start < *limit) return false;
+    // The job has failed; its pods must stop holding GPUs whatever cleanPodPolicy says.
+    fail("DeadlineExceeded",
+         "ran for " + std::to_string(now_ - *start) +
+             "s, past activeDeadlineSeconds=" + std::to_string(*limit),
+         true);
+    return true;
+  }
+
+  void schedule_deadline() {
+    const auto& limit = job_.spec.run_policy.active_deadline_seconds;
+    const auto start = started();
+    if (!limit || !start) return;
+    const int64_t left = *start + *limit - now_;
+    if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
+      r_.requeue_after_seconds = left;
+    }
+  }
+
+  // --- creation ---------------------------------------------------------------------------------
+  void ensure_service() {
+    const std::string name = api::service_name(job_.meta.name);
+    for (const auto& s : observed_.services) {
+      if (s.name == name) return;
+    }
+    r_.actions.push_back(
+        {Action::Kind::kCreateService, name, "", desired_service(job_), "", "", ""});
+  }
+
+  void create_missing_pods() {
+    std::set<std::string> blocked;  // names still held by a pod of another attempt
+    for (const ObservedPod* p : stale_) blocked.insert(p->name);
+    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+      if (current_.count(rank)) continue;
+      const std::string name = api::pod_name(job_.meta.name, rank);
+      if (blocked.count(name)) continue;
+      r_.actions.push_back({Action::Kind::kCreatePod, name, "",
+                            desired_pod(job_, rank, r_.status.attempt), "", "", ""});
+      creating_.insert(rank);
+    }
+    if (!r_.status.start_time && (!creating_.empty() || !current_.empty())) {
+      r_.status.start_time = now_s_;
+    }
+  }
+
+  void update_running_phase() {
+    refresh_nodes(creating_);
+    const int n = job_.spec.nnodes;
+    int running = 0;
+    for (const auto& [rank, p] : current_) {
+      if (p->phase == "Running" || p->phase == "Succeeded") ++running;
+    }
+    const std::string counts = std::to_string(running) + " of " + std::to_string(n) +
+                               " nodes running (attempt " + std::to_string(r_.status.attempt) + ")";
+    const Phase phase = r_.status.phase;
+    if (running == n) {
+      transition(Phase::kRunning, "AllNodesRunning", counts, "Normal");
+    } else if (phase == Phase::kRestarting) {
+      transition(Phase::kRestarting, r_.status.reason, r_.status.message, "Warning");
+    } else if (current_.empty()) {
+      transition(Phase::kPending, phase == Phase::kPending ? r_.status.reason : "Created",
+                 "creating " + std::to_string(n) + " pods and Service " +
+                     api::service_name(job_.meta.name),
+                 "Normal");
+    } else {
+      transition(Phase::kStarting, "NodesStarting", counts, "Normal");
+    }
+  }
+
+  // --- failure policy -------------------------------------------------------------------------
+  bool all_succeeded() const {
+    if (static_cast<int>(current_.size()) != job_.spec.nnodes) return false;
+    for (const auto& [rank, p] : current_) {
+      if (p->phase != "Succeeded") return false;
+    }
+    return true;
+  }
+
+  // Returns true when a failed pod decided this reconcile (gang restart or Failed).
+  bool handle_failures() {
+    const ObservedPod* first = nullptr;
+    const ObservedPod* permanent = nullptr;
+    const auto policy = job_.spec.run_policy.restart_policy;
+    for (const auto& [rank, p] : current_) {
+      if (p->phase != "Failed") continue;
+      if (!first) first = p;
+      // ExitCode: 1-127 are the program's own errors (a retry fails the same way); >= 128 are
+      // signals (OOM kill, preemption) worth retrying. No code (eviction) is retryable too.
+      if (policy == api::RestartPolicy::kExitCode && !permanent && p->exit_code &&
+          *p->exit_code >= 1 && *p->exit_code <= 127) {
+        permanent = p;
+      }
+    }
+    if (!first) return false;
+    auto& st = r_.status;
+    if (policy == api::RestartPolicy::kNever) {
+      fail("NodeFailed", describe_failure(*first) + "; restartPolicy is Never", false);
+      return true;
+    }
+    if (permanent) {
+      fail("PermanentExitCode",
+           describe_failure(*permanent) +
+               "; exit codes 1-127 are permanent under restartPolicy ExitCode",
+           false);
+      return true;
+    }
+    const int limit = job_.spec.run_policy.backoff_limit;
+    if (st.restarts >= limit) {
+      fail("BackoffLimitExceeded",
+           describe_failure(*first) + "; restarted " + std::to_string(st.restarts) +
+               " times, backoffLimit is " + std::to_string(limit),
+           false);
+      return true;
+    }
+    // A DDP group cannot lose a rank: stop every pod of this attempt and start a new one.
+    refresh_nodes({});
+    delete_current_pods();
+    st.restarts += 1;
+    st.attempt += 1;
+    transition(Phase::kRestarting, "NodeFailed",
+               describe_failure(*first) + "; restarting all " + std::to_string(job_.spec.nnodes) +
+                   " nodes as attempt " + std::to_string(st.attempt) + " (restart " +
+                   std::to_string(st.restarts) + " of " + std::to_string(limit) + ")",
+               "Warning");
+    if (r_.status.phase == Phase::kRestarting && job_.status.phase == Phase::kRestarting) {
+      // Consecutive restarts still deserve an event each.
+      event("Warning", "NodeFailed", r_.status.message);
+    }
+    return true;
+  }
+
+  const api::TrainingJob& job_;
+  const Observed& observed_;
+  const api::UnixSeconds now_;
+  const std::string now_s_;
+  ReconcileResult r_;
+  std::map<int, const ObservedPod*> current_;
+  std::vector<const ObservedPod*> stale_;
+  std::set<std::string> deleted_;
+  std::set<int> creating_;
+  bool stop_all_ = false;
+};
+
+}  // namespace
+
+ReconcileResult reconcile(const api::TrainingJob& job,
+                          const std::vector<api::FieldError>& parse_errors,
+                          const Observed& observed, api::UnixSeconds now) {
+  return Reconciler(job, observed, now).run(parse_errors);
+}
+
+}  // namespace ddp3d::op::controller

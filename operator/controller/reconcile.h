@@ -1,0 +1,34 @@
+// The controller's core: a pure function from what the user asked for (the TrainingJob) and
+// what exists (pods, Services, the time) to what should change (actions) and the status to
+// write. No I/O, so every phase transition is tested without a server.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "operator/api/timestamps.h"
+#include "operator/api/training_job.h"
+#include "operator/controller/actions.h"
+#include "operator/controller/observed.h"
+
+namespace ddp3d::op::controller {
+
+struct Observed {
+  std::vector<ObservedPod> pods;          // pods labelled with the job's name
+  std::vector<ObservedService> services;  // Services labelled with the job's name
+};
+
+struct ReconcileResult {
+  std::vector<Action> actions;
+  api::TrainingJobStatus status;
+  // Reconcile again after this many seconds even without a watch event (deadline, TTL).
+  std::optional<int64_t> requeue_after_seconds;
+};
+
+// parse_errors: type errors from api::parse_training_job; they fail the job like validation
+// errors do.
+ReconcileResult reconcile(const api::TrainingJob& job,
+                          const std::vector<api::FieldError>& parse_errors,
+                          const Observed& observed, api::UnixSeconds now);
+
+}  // namespace ddp3d::op::controller

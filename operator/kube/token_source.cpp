@@ -1,0 +1,49 @@
+#include "operator/kube/token_source.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "operator/kube/errors.h"
+
+namespace ddp3d::kube {
+
+namespace {
+std::string trim(std::string s) {
+  const char* ws = " \t\r\n";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+}  // namespace
+
+TokenSource::TokenSource(std::string static_token, std::filesystem::path file)
+    : static_token_(trim(std::move(static_token))), file_(std::move(file)) {}
+
+std::string TokenSource::token() {
+  if (file_.empty()) return static_token_;
+  std::lock_guard lock(mu_);
+  std::error_code ec;
+  // Projected tokens are swapped atomically through a symlink, so stat() follows it.
+  const auto mtime = std::filesystem::last_write_time(file_, ec);
+  const auto size = ec ? 0 : std::filesystem::file_size(file_, ec);
+  if (ec) {
+    if (loaded_) return cached_;  // keep using the last token through a brief swap
+    throw ConfigError("bearer token file " + file_.string() + ": " + ec.message());
+  }
+  if (loaded_ && mtime == mtime_ && size == size_) return cached_;
+  std::ifstream in(file_, std::ios::binary);
+  if (!in) {
+    if (loaded_) return cached_;
+    throw ConfigError("bearer token file " + file_.string() + ": cannot open");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  cached_ = trim(text.str());
+  mtime_ = mtime;
+  size_ = size;
+  loaded_ = true;
+  return cached_;
+}
+
+}  // namespace ddp3d::kube

@@ -1,0 +1,31 @@
+// The bearer token for requests. A projected service-account token is rotated by the kubelet
+// (about hourly), so a token file is re-read whenever its modification time or size changes.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+namespace ddp3d::kube {
+
+class TokenSource {
+ public:
+  // `file` empty = always return `static_token`.
+  TokenSource(std::string static_token, std::filesystem::path file);
+
+  // The current token (surrounding whitespace removed); empty when there is none. Throws
+  // ConfigError if the file cannot be read and no token was read from it before.
+  std::string token();
+
+ private:
+  std::mutex mu_;
+  std::string static_token_;
+  std::filesystem::path file_;
+  std::string cached_;
+  std::filesystem::file_time_type mtime_{};
+  std::uintmax_t size_ = 0;
+  bool loaded_ = false;
+};
+
+}  // namespace ddp3d::kube

@@ -1,0 +1,188 @@
+#include "operator/controller/desired_objects.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "job_fixtures.h"
+#include "operator/api/names.h"
+
+namespace ddp3d::op::controller {
+namespace {
+
+using testing::job;
+using testing::job_json;
+using web::json::value;
+
+std::vector<std::pair<std::string, std::string>> env_of(const value& pod) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : pod.at("spec").at("containers").at(0).at("env").as_array()) {
+    out.emplace_back(e.at("name").as_string(),
+                     e.has_field("value") ? e.at("value").as_string() : "<valueFrom>");
+  }
+  return out;
+}
+
+std::vector<std::string> strings(const value& arr) {
+  std::vector<std::string> out;
+  for (const auto& v : arr.as_array()) out.push_back(v.as_string());
+  return out;
+}
+
+TEST(EnvContract, ExactlyTheDesignVariables) {
+  const auto j = job("pp", 4, 8);
+  const value pod = desired_pod(j, 2, 3);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"NNODES", "4"},
+      {"NODE_RANK", "2"},
+      {"MASTER_ADDR", "pp-node-0.pp.ml.svc"},
+      {"PORT", "29500"},
+      {"GPUS", "8"},
+      {"MASTER_PORT", "29500"},
+      {"WORLD_SIZE", "32"},
+      {"PET_NNODES", "4"},
+      {"PET_NODE_RANK", "2"},
+      {"PET_NPROC_PER_NODE", "8"},
+      {"PET_MASTER_ADDR", "pp-node-0.pp.ml.svc"},
+      {"PET_MASTER_PORT", "29500"},
+      {"DDP3D_JOB", "pp"},
+      {"DDP3D_ATTEMPT", "3"},
+  };
+  EXPECT_EQ(env_of(pod), want);
+}
+
+TEST(EnvContract, WorldSizeCountsProcessesNotNodes) {
+  // GPUS=0 means one CPU (Gloo) process per node.
+  auto env = contract_env(job("pp", 3, 0), 0, 0);
+  std::map<std::string, std::string> m(env.begin(), env.end());
+  EXPECT_EQ(m["WORLD_SIZE"], "3");
+  EXPECT_EQ(m["PET_NPROC_PER_NODE"], "1");
+  EXPECT_EQ(m["GPUS"], "0");
+  env = contract_env(job("pp", 3, 2), 0, 0);
+  m = {env.begin(), env.end()};
+  EXPECT_EQ(m["WORLD_SIZE"], "6");
+}
+
+TEST(DesiredPod, IdentityLabelsOwnerAndDns) {
+  const auto j = job("pp", 2, 8);
+  const value pod = desired_pod(j, 1, 0);
+  const auto& meta = pod.at("metadata");
+  EXPECT_EQ(meta.at("name").as_string(), "pp-node-1");
+  EXPECT_EQ(meta.at("namespace").as_string(), "ml");
+  EXPECT_EQ(meta.at("labels").at("ddp3d.io/job-name").as_string(), "pp");
+  EXPECT_EQ(meta.at("labels").at("ddp3d.io/node-rank").as_string(), "1");
+  EXPECT_EQ(meta.at("labels").at("ddp3d.io/attempt").as_string(), "0");
+  const auto& ref = meta.at("ownerReferences").at(0);
+  EXPECT_EQ(ref.at("apiVersion").as_string(), "ddp3d.io/v1alpha1");
+  EXPECT_EQ(ref.at("kind").as_string(), "TrainingJob");
+  EXPECT_EQ(ref.at("name").as_string(), "pp");
+  EXPECT_EQ(ref.at("uid").as_string(), "uid-1");
+  EXPECT_TRUE(ref.at("controller").as_bool());
+  EXPECT_TRUE(ref.at("blockOwnerDeletion").as_bool());
+  const auto& spec = pod.at("spec");
+  EXPECT_EQ(spec.at("hostname").as_string(), "pp-node-1");
+  EXPECT_EQ(spec.at("subdomain").as_string(), "pp");
+  EXPECT_EQ(spec.at("restartPolicy").as_string(), "Never");
+  const auto& c = spec.at("containers").at(0);
+  EXPECT_EQ(c.at("name").as_string(), "worker");
+  EXPECT_EQ(c.at("image").as_string(), "ddp3d/worker:1");
+  EXPECT_EQ(strings(c.at("command")), (std::vector<std::string>{"bash", "tools/dist_train.sh"}));
+  EXPECT_EQ(strings(c.at("args")), (std::vector<std::string>{"configs/pointpillars/pp.yaml", "8",
+                                                             "--work-dir", "/data/work"}));
+  EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "8");
+}
+
+TEST(DesiredPod, NoGpuLimitForCpuJobs) {
+  const value pod = desired_pod(job("pp", 1, 0), 0, 0);
+  EXPECT_FALSE(pod.at("spec").at("containers").at(0).has_field("resources"));
+}
+
+TEST(DesiredPod, MergesTheUserTemplate) {
+  value v = job_json("pp", 2, 4);
+  v["spec"]["env"] = value::parse(R"([{"name": "NCCL_DEBUG", "value": "INFO"}])");
+  v["spec"]["template"] = value::parse(R"({
+    "metadata": {"labels": {"team": "perception", "ddp3d.io/attempt": "99"},
+                 "annotations": {"a": "b"}, "name": "ignored"},
+    "spec": {
+      "nodeSelector": {"gpu": "h100"},
+      "tolerations": [{"key": "gpu", "operator": "Exists"}],
+      "volumes": [{"name": "data", "hostPath": {"path": "/data"}}],
+      "restartPolicy": "Always",
+      "containers": [{"name": "trainer", "image": "tpl-image",
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+        "resources": {"requests": {"cpu": "8"}, "limits": {"memory": "64Gi"}},
+        "env": [{"name": "FROM_TEMPLATE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]},
+        {"name": "sidecar", "image": "busybox"}]}})");
+  const auto j = api::parse_training_job(v).job;
+  const value pod = desired_pod(j, 0, 1);
+  const auto& meta = pod.at("metadata");
+  EXPECT_EQ(meta.at("name").as_string(), "pp-node-0");
+  EXPECT_EQ(meta.at("labels").at("team").as_string(), "perception");
+  EXPECT_EQ(meta.at("labels").at("ddp3d.io/attempt").as_string(), "1");  // ours wins
+  EXPECT_EQ(meta.at("annotations").at("a").as_string(), "b");
+  const auto& spec = pod.at("spec");
+  EXPECT_EQ(spec.at("nodeSelector").at("gpu").as_string(), "h100");
+  EXPECT_EQ(spec.at("tolerations").size(), 1u);
+  EXPECT_EQ(spec.at("volumes").at(0).at("name").as_string(), "data");
+  EXPECT_EQ(spec.at("restartPolicy").as_string(), "Never");
+  ASSERT_EQ(spec.at("containers").size(), 2u);
+  const auto& c = spec.at("containers").at(0);
+  EXPECT_EQ(c.at("name").as_string(), "trainer");
+  EXPECT_EQ(c.at("image").as_string(), "ddp3d/worker:1");  // spec.image overrides the template
+  EXPECT_EQ(c.at("volumeMounts").at(0).at("mountPath").as_string(), "/data");
+  EXPECT_EQ(c.at("resources").at("requests").at("cpu").as_string(), "8");
+  EXPECT_EQ(c.at("resources").at("limits").at("memory").as_string(), "64Gi");
+  EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "4");
+  const auto env = env_of(pod);
+  ASSERT_EQ(env.size(), 16u);
+  EXPECT_EQ(env[0].first, "NNODES");
+  EXPECT_EQ(env[14], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
+  EXPECT_EQ(env[15], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
+  EXPECT_EQ(spec.at("containers").at(1).at("name").as_string(), "sidecar");
+  EXPECT_FALSE(spec.at("containers").at(1).has_field("env"));
+}
+
+TEST(DesiredPod, TemplateCommandIsKept) {
+  value v = job_json("pp", 2, 4);
+  v["spec"]["template"] = value::parse(
+      R"({"spec": {"containers": [{"name": "w", "command": ["torchrun", "train.py"]}]}})");
+  const value pod = desired_pod(api::parse_training_job(v).job, 0, 0);
+  const auto& c = pod.at("spec").at("containers").at(0);
+  EXPECT_EQ(strings(c.at("command")), (std::vector<std::string>{"torchrun", "train.py"}));
+  EXPECT_FALSE(c.has_field("args"));
+}
+
+TEST(DesiredService, HeadlessAndPublishesNotReady) {
+  const value svc = desired_service(job("pp", 2, 8));
+  EXPECT_EQ(svc.at("kind").as_string(), "Service");
+  EXPECT_EQ(svc.at("metadata").at("name").as_string(), "pp");
+  EXPECT_EQ(svc.at("metadata").at("ownerReferences").at(0).at("uid").as_string(), "uid-1");
+  const auto& spec = svc.at("spec");
+  EXPECT_EQ(spec.at("clusterIP").as_string(), "None");
+  EXPECT_TRUE(spec.at("publishNotReadyAddresses").as_bool());
+  EXPECT_EQ(spec.at("selector").at("ddp3d.io/job-name").as_string(), "pp");
+  EXPECT_EQ(spec.at("ports").at(0).at("port").as_integer(), 29500);
+}
+
+TEST(DesiredObjects, LongJobNameGivesValidNamesEverywhere) {
+  const std::string name = "pointpillars-hv-secfpn-8xb6-160e-kitti-3d-car-" + std::string(60, 'z');
+  const auto j = job(name, 2, 1);
+  const value pod = desired_pod(j, 1, 0);
+  const value svc = desired_service(j);
+  const std::string pod_name = pod.at("metadata").at("name").as_string();
+  const std::string svc_name = svc.at("metadata").at("name").as_string();
+  EXPECT_TRUE(api::is_dns1123_label(pod_name)) << pod_name;
+  EXPECT_TRUE(api::is_dns1035_label(svc_name)) << svc_name;
+  EXPECT_EQ(pod.at("spec").at("hostname").as_string(), pod_name);
+  EXPECT_EQ(pod.at("spec").at("subdomain").as_string(), svc_name);
+  for (const auto& [k, v] : pod.at("metadata").at("labels").as_object()) {
+    EXPECT_TRUE(api::is_label_value(v.as_string())) << k << "=" << v.as_string();
+  }
+  EXPECT_EQ(master_addr(j), api::pod_name(name, 0) + "." + svc_name + ".ml.svc");
+  std::map<std::string, std::string> env;
+  for (auto& [k, v] : contract_env(j, 1, 0)) env[k] = v;
+  EXPECT_EQ(env["DDP3D_JOB"], name);  // the full name, not the shortened one
+}
+
+}  // namespace
+}  // namespace ddp3d::op::controller

@@ -1,0 +1,565 @@
+#include "operator/controller/reconcile.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "job_fixtures.h"
+#include "operator/api/names.h"
+#include "operator/controller/conditions.h"
+
+namespace ddp3d::op::controller {
+namespace {
+
+using api::Phase;
+using testing::job;
+using testing::pod;
+
+constexpr api::UnixSeconds kT0 = 1796033609;  // 2026-11-30T10:13:29Z
+using Pods = std::vector<ObservedPod>;
+
+Pods all_pods(const api::TrainingJob& j, int attempt, const std::string& phase) {
+  Pods out;
+  for (int r = 0; r < j.spec.nnodes; ++r) out.push_back(pod(j, r, attempt, phase));
+  return out;
+}
+
+Observed observed(const api::TrainingJob& j, Pods pods, bool service = true) {
+  Observed o;
+  o.pods = std::move(pods);
+  if (service) o.services.push_back({api::service_name(j.meta.name), "svc-uid"});
+  return o;
+}
+
+int count(const ReconcileResult& r, Action::Kind kind) {
+  int n = 0;
+  for (const auto& a : r.actions) n += a.kind == kind;
+  return n;
+}
+
+std::vector<std::string> events(const ReconcileResult& r) {
+  std::vector<std::string> out;
+  for (const auto& a : r.actions) {
+    if (a.kind == Action::Kind::kEvent) out.push_back(a.event_type + "/" + a.reason);
+  }
+  return out;
+}
+
+// Status of a job already started at kT0 with the given phase.
+api::TrainingJob in_phase(api::TrainingJob j, Phase phase, int attempt = 0, int restarts = 0) {
+  j.status.phase = phase;
+  j.status.attempt = attempt;
+  j.status.restarts = restarts;
+  j.status.start_time = api::format_rfc3339(kT0);
+  return j;
+}
+
+struct Case {
+  std::string name;
+  std::function<api::TrainingJob()> make_job;
+  std::function<Pods(const api::TrainingJob&)> pods;
+  Phase want_phase;
+  std::string want_reason;
+  int want_pod_creates = 0;
+  int want_pod_deletes = 0;
+  std::vector<std::string> want_events;
+  int want_attempt = 0;
+  int want_restarts = 0;
+};
+
+api::TrainingJob with_policy(api::RestartPolicy p, int backoff = 3) {
+  auto j = job("pp", 4, 8);
+  j.spec.run_policy.restart_policy = p;
+  j.spec.run_policy.backoff_limit = backoff;
+  return j;
+}
+
+// One failed pod (rank 1) among running ones, in attempt `attempt`.
+Pods one_failed(const api::TrainingJob& j, int attempt, std::optional<int> code) {
+  Pods p = all_pods(j, attempt, "Running");
+  p[1].phase = "Failed";
+  p[1].exit_code = code;
+  return p;
+}
+
+TEST(Reconcile, PhaseTransitionTable) {
+  const std::vector<Case> cases = {
+      {"new job creates every pod",
+       [] { return job("pp", 4, 8); },
+       [](const auto&) { return Pods{}; },
+       Phase::kPending,
+       "Created",
+       4,
+       0,
+       {"Normal/Created"}},
+      {"pods pending -> Starting",
+       [] { return in_phase(job("pp", 4, 8), Phase::kPending); },
+       [](const auto& j) { return all_pods(j, 0, "Pending"); },
+       Phase::kStarting,
+       "NodesStarting",
+       0,
+       0,
+       {"Normal/NodesStarting"}},
+      {"some running stays Starting",
+       [] { return in_phase(job("pp", 4, 8), Phase::kStarting); },
+       [](const auto& j) {
+         auto p = all_pods(j, 0, "Running");
+         p[3].phase = "Pending";
+         return p;
+       },
+       Phase::kStarting,
+       "NodesStarting",
+       0,
+       0,
+       {}},
+      {"all running -> Running",
+       [] { return in_phase(job("pp", 4, 8), Phase::kStarting); },
+       [](const auto& j) { return all_pods(j, 0, "Running"); },
+       Phase::kRunning,
+       "AllNodesRunning",
+       0,
+       0,
+       {"Normal/AllNodesRunning"}},
+      {"a missing pod is recreated",
+       [] { return in_phase(job("pp", 4, 8), Phase::kStarting); },
+       [](const auto& j) {
+         auto p = all_pods(j, 0, "Running");
+         p.pop_back();
+         return p;
+       },
+       Phase::kStarting,
+       "NodesStarting",
+       1,
+       0,
+       {}},
+      {"retryable failure -> Restarting, gang deleted",
+       [] { return in_phase(with_policy(api::RestartPolicy::kOnFailure), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, 1); },
+       Phase::kRestarting,
+       "NodeFailed",
+       0,
+       4,
+       {"Warning/NodeFailed"},
+       1,
+       1},
+      {"old attempt still terminating: wait",
+       [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
+       [](const auto& j) {
+         auto p = all_pods(j, 0, "Running");
+         for (auto& x : p) x.deleting = true;
+         return p;
+       },
+       Phase::kRestarting,
+       "",
+       0,
+       0,
+       {},
+       1,
+       1},
+      {"old attempt not yet deleted: delete it, wait",
+       [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
+       [](const auto& j) { return all_pods(j, 0, "Running"); },
+       Phase::kRestarting,
+       "",
+       0,
+       4,
+       {},
+       1,
+       1},
+      {"old attempt gone: recreate with attempt+1",
+       [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
+       [](const auto&) { return Pods{}; },
+       Phase::kRestarting,
+       "",
+       4,
+       0,
+       {},
+       1,
+       1},
+      {"new attempt running -> Running",
+       [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
+       [](const auto& j) { return all_pods(j, 1, "Running"); },
+       Phase::kRunning,
+       "AllNodesRunning",
+       0,
+       0,
+       {"Normal/AllNodesRunning"},
+       1,
+       1},
+      {"second failure counts a second restart",
+       [] { return in_phase(with_policy(api::RestartPolicy::kOnFailure), Phase::kRunning, 1, 1); },
+       [](const auto& j) { return one_failed(j, 1, 137); },
+       Phase::kRestarting,
+       "NodeFailed",
+       0,
+       4,
+       {"Warning/NodeFailed"},
+       2,
+       2},
+      {"past backoffLimit -> Failed",
+       [] {
+         return in_phase(with_policy(api::RestartPolicy::kOnFailure, 2), Phase::kRunning, 2, 2);
+       },
+       [](const auto& j) { return one_failed(j, 2, 137); },
+       Phase::kFailed,
+       "BackoffLimitExceeded",
+       0,
+       3,
+       {"Warning/BackoffLimitExceeded"},
+       2,
+       2},
+      {"backoffLimit 0 fails on first failure",
+       [] { return in_phase(with_policy(api::RestartPolicy::kOnFailure, 0), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, 137); },
+       Phase::kFailed,
+       "BackoffLimitExceeded",
+       0,
+       3,
+       {"Warning/BackoffLimitExceeded"}},
+      {"ExitCode: 1-127 permanent",
+       [] { return in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, 127); },
+       Phase::kFailed,
+       "PermanentExitCode",
+       0,
+       3,
+       {"Warning/PermanentExitCode"}},
+      {"ExitCode: exit 1 permanent",
+       [] { return in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, 1); },
+       Phase::kFailed,
+       "PermanentExitCode",
+       0,
+       3,
+       {"Warning/PermanentExitCode"}},
+      {"ExitCode: >=128 retryable",
+       [] { return in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, 128); },
+       Phase::kRestarting,
+       "NodeFailed",
+       0,
+       4,
+       {"Warning/NodeFailed"},
+       1,
+       1},
+      {"ExitCode: no code (evicted) retryable",
+       [] { return in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, std::nullopt); },
+       Phase::kRestarting,
+       "NodeFailed",
+       0,
+       4,
+       {"Warning/NodeFailed"},
+       1,
+       1},
+      {"Never: first failure is final",
+       [] { return in_phase(with_policy(api::RestartPolicy::kNever), Phase::kRunning); },
+       [](const auto& j) { return one_failed(j, 0, 137); },
+       Phase::kFailed,
+       "NodeFailed",
+       0,
+       3,
+       {"Warning/NodeFailed"}},
+      {"all succeeded -> Succeeded",
+       [] { return in_phase(job("pp", 4, 8), Phase::kRunning); },
+       [](const auto& j) { return all_pods(j, 0, "Succeeded"); },
+       Phase::kSucceeded,
+       "AllNodesSucceeded",
+       0,
+       0,
+       {"Normal/AllNodesSucceeded"}},
+      {"some succeeded, rest running -> Running",
+       [] { return in_phase(job("pp", 4, 8), Phase::kRunning); },
+       [](const auto& j) {
+         auto p = all_pods(j, 0, "Running");
+         p[0].phase = "Succeeded";
+         return p;
+       },
+       Phase::kRunning,
+       "AllNodesRunning",
+       0,
+       0,
+       {}},
+      {"suspend deletes pods -> Suspended",
+       [] {
+         auto j = in_phase(job("pp", 4, 8), Phase::kRunning);
+         j.spec.run_policy.suspend = true;
+         return j;
+       },
+       [](const auto& j) { return all_pods(j, 0, "Running"); },
+       Phase::kSuspended,
+       "Suspended",
+       0,
+       4,
+       {"Normal/Suspended"}},
+      {"resume starts a fresh attempt",
+       [] { return in_phase(job("pp", 4, 8), Phase::kSuspended); },
+       [](const auto&) { return Pods{}; },
+       Phase::kPending,
+       "Resumed",
+       4,
+       0,
+       {"Normal/Resumed"},
+       1,
+       0},
+      {"created suspended: no pods",
+       [] {
+         auto j = job("pp", 4, 8);
+         j.spec.run_policy.suspend = true;
+         return j;
+       },
+       [](const auto&) { return Pods{}; },
+       Phase::kSuspended,
+       "Suspended",
+       0,
+       0,
+       {"Normal/Suspended"}},
+      {"reserved env -> Failed InvalidSpec",
+       [] {
+         auto j = job("pp", 4, 8);
+         j.spec.env.push_back(web::json::value::parse(R"({"name": "MASTER_ADDR", "value": "x"})"));
+         return j;
+       },
+       [](const auto&) { return Pods{}; },
+       Phase::kFailed,
+       "InvalidSpec",
+       0,
+       0,
+       {"Warning/InvalidSpec"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto j = c.make_job();
+    const auto r = reconcile(j, {}, observed(j, c.pods(j)), kT0 + 10);
+    EXPECT_EQ(r.status.phase, c.want_phase) << api::to_string(r.status.phase);
+    if (!c.want_reason.empty()) {
+      EXPECT_EQ(r.status.reason, c.want_reason) << r.status.message;
+    }
+    EXPECT_EQ(count(r, Action::Kind::kCreatePod), c.want_pod_creates);
+    EXPECT_EQ(count(r, Action::Kind::kDeletePod), c.want_pod_deletes);
+    EXPECT_EQ(events(r), c.want_events);
+    EXPECT_EQ(r.status.attempt, c.want_attempt);
+    EXPECT_EQ(r.status.restarts, c.want_restarts);
+    EXPECT_EQ(count(r, Action::Kind::kCreateService), 0);
+    EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 0);
+    std::vector<api::FieldError> errors;
+    EXPECT_EQ(api::status_from_json(api::status_to_json(r.status), &errors), r.status);
+  }
+}
+
+TEST(Reconcile, FirstPassCreatesServiceAndPodsOfAttemptZero) {
+  const auto j = job("pp", 2, 8);
+  const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
+  ASSERT_EQ(count(r, Action::Kind::kCreateService), 1);
+  EXPECT_EQ(r.actions[0].name, "pp");
+  std::vector<std::string> pods;
+  for (const auto& a : r.actions) {
+    if (a.kind != Action::Kind::kCreatePod) continue;
+    pods.push_back(a.name);
+    EXPECT_EQ(a.object.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "0");
+  }
+  EXPECT_EQ(pods, (std::vector<std::string>{"pp-node-0", "pp-node-1"}));
+  EXPECT_EQ(r.status.start_time, api::format_rfc3339(kT0));
+  EXPECT_EQ(r.status.observed_generation, 1);
+  ASSERT_EQ(r.status.nodes.size(), 2u);
+  EXPECT_EQ(r.status.nodes[1].pod, "pp-node-1");
+  EXPECT_EQ(r.status.nodes[1].phase, "Pending");
+  ASSERT_NE(find_condition(r.status.conditions, kCondCreated), nullptr);
+}
+
+TEST(Reconcile, SteadyStateIsIdempotent) {
+  // Replaying a reconcile (operator restart, duplicate event) must not create anything.
+  auto j = in_phase(job("pp", 4, 8), Phase::kStarting);
+  const auto first = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 5);
+  // Through JSON, as the status subresource stores it: a reread status must not differ, or
+  // the operator would write status forever.
+  std::vector<api::FieldError> errors;
+  j.status = api::status_from_json(api::status_to_json(first.status), &errors);
+  EXPECT_EQ(j.status, first.status);
+  const auto second = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 50);
+  EXPECT_TRUE(second.actions.empty());
+  EXPECT_EQ(second.status, first.status);  // lastTransitionTime untouched
+  const auto* running = find_condition(second.status.conditions, kCondRunning);
+  ASSERT_NE(running, nullptr);
+  EXPECT_EQ(running->last_transition_time, api::format_rfc3339(kT0 + 5));
+}
+
+TEST(Reconcile, RestartRecreatesEveryPodWithNextAttempt) {
+  auto j = in_phase(with_policy(api::RestartPolicy::kOnFailure), Phase::kRunning);
+  auto failed = reconcile(j, {}, observed(j, one_failed(j, 0, 137)), kT0 + 10);
+  ASSERT_EQ(failed.status.phase, Phase::kRestarting);
+  EXPECT_NE(failed.status.message.find("node 1 (pod pp-node-1) failed with exit code 137"),
+            std::string::npos)
+      << failed.status.message;
+  // The per-node status keeps the failure visible.
+  EXPECT_EQ(failed.status.nodes[1].exit_code, 137);
+  const auto* restarting = find_condition(failed.status.conditions, kCondRestarting);
+  ASSERT_NE(restarting, nullptr);
+  EXPECT_EQ(restarting->status, "True");
+  // Deletes carry the uid so a recreated pod of the same name is never hit.
+  for (const auto& a : failed.actions) {
+    if (a.kind == Action::Kind::kDeletePod) {
+      EXPECT_EQ(a.uid, a.name + "-a0");
+    }
+  }
+  j.status = failed.status;
+  const auto recreate = reconcile(j, {}, observed(j, {}), kT0 + 20);
+  int n = 0;
+  for (const auto& a : recreate.actions) {
+    if (a.kind != Action::Kind::kCreatePod) continue;
+    ++n;
+    EXPECT_EQ(a.object.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "1");
+    bool saw_attempt = false;
+    for (const auto& e : a.object.at("spec").at("containers").at(0).at("env").as_array()) {
+      if (e.at("name").as_string() == "DDP3D_ATTEMPT") {
+        EXPECT_EQ(e.at("value").as_string(), "1");
+        saw_attempt = true;
+      }
+    }
+    EXPECT_TRUE(saw_attempt);
+  }
+  EXPECT_EQ(n, 4);
+  j.status = recreate.status;
+  const auto running = reconcile(j, {}, observed(j, all_pods(j, 1, "Running")), kT0 + 30);
+  EXPECT_EQ(running.status.phase, Phase::kRunning);
+  EXPECT_EQ(find_condition(running.status.conditions, kCondRestarting)->status, "False");
+  EXPECT_EQ(running.status.restarts, 1);
+}
+
+TEST(Reconcile, CleanPodPolicyAfterFinish) {
+  struct P {
+    api::CleanPodPolicy policy;
+    int want_deletes;
+  };
+  // Rank 0 failed permanently; ranks 1-3 still run, and one pod of rank 3 already succeeded.
+  for (const auto& [policy, want] :
+       {P{api::CleanPodPolicy::kNone, 0}, P{api::CleanPodPolicy::kRunning, 2},
+        P{api::CleanPodPolicy::kAll, 4}}) {
+    auto j = in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning);
+    j.spec.run_policy.clean_pod_policy = policy;
+    auto pods = one_failed(j, 0, 2);
+    pods[3].phase = "Succeeded";
+    const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+    EXPECT_EQ(r.status.phase, Phase::kFailed);
+    EXPECT_EQ(count(r, Action::Kind::kDeletePod), want) << api::to_string(policy);
+    EXPECT_EQ(r.status.completion_time, api::format_rfc3339(kT0 + 10));
+  }
+}
+
+TEST(Reconcile, FinishedJobKeepsApplyingCleanPodPolicyButNothingElse) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kSucceeded);
+  j.status.completion_time = api::format_rfc3339(kT0);
+  j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kAll;
+  const auto r = reconcile(j, {}, observed(j, all_pods(j, 0, "Succeeded"), false), kT0 + 1);
+  EXPECT_EQ(count(r, Action::Kind::kDeletePod), 2);
+  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(count(r, Action::Kind::kCreateService), 0);
+  EXPECT_EQ(r.status.phase, Phase::kSucceeded);
+}
+
+TEST(Reconcile, TtlDeletesTheJobWhenDue) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kSucceeded);
+  j.status.completion_time = api::format_rfc3339(kT0);
+  j.spec.run_policy.ttl_seconds_after_finished = 60;
+  const auto early = reconcile(j, {}, observed(j, {}), kT0 + 45);
+  EXPECT_EQ(count(early, Action::Kind::kDeleteJob), 0);
+  EXPECT_EQ(early.requeue_after_seconds, 15);
+  const auto due = reconcile(j, {}, observed(j, {}), kT0 + 60);
+  ASSERT_EQ(count(due, Action::Kind::kDeleteJob), 1);
+  EXPECT_EQ(due.actions.back().uid, "uid-1");
+}
+
+TEST(Reconcile, TtlZeroDeletesOnTheFinishingPass) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
+  j.spec.run_policy.ttl_seconds_after_finished = 0;
+  const auto r = reconcile(j, {}, observed(j, all_pods(j, 0, "Succeeded")), kT0 + 5);
+  EXPECT_EQ(r.status.phase, Phase::kSucceeded);
+  EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 1);
+}
+
+TEST(Reconcile, ActiveDeadline) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
+  j.spec.run_policy.active_deadline_seconds = 100;
+  j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kNone;
+  const auto before = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 40);
+  EXPECT_EQ(before.status.phase, Phase::kRunning);
+  EXPECT_EQ(before.requeue_after_seconds, 60);
+  const auto after = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 100);
+  EXPECT_EQ(after.status.phase, Phase::kFailed);
+  EXPECT_EQ(after.status.reason, "DeadlineExceeded");
+  // The pods stop even under cleanPodPolicy None: a failed job must release its GPUs.
+  EXPECT_EQ(count(after, Action::Kind::kDeletePod), 2);
+}
+
+TEST(Reconcile, SuspendClearsStartTimeAndResumeUsesFreshAttempt) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
+  j.spec.run_policy.suspend = true;
+  const auto s = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 10);
+  EXPECT_EQ(s.status.phase, Phase::kSuspended);
+  EXPECT_FALSE(s.status.start_time);
+  EXPECT_EQ(find_condition(s.status.conditions, kCondSuspended)->status, "True");
+  j.status = s.status;
+  j.spec.run_policy.suspend = false;
+  // Old pods still terminating: they block their names; nothing is created yet.
+  auto terminating = all_pods(j, 0, "Running");
+  for (auto& p : terminating) p.deleting = true;
+  const auto resumed = reconcile(j, {}, observed(j, terminating), kT0 + 20);
+  EXPECT_EQ(resumed.status.phase, Phase::kPending);
+  EXPECT_EQ(resumed.status.attempt, 1);
+  EXPECT_EQ(count(resumed, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(find_condition(resumed.status.conditions, kCondSuspended)->status, "False");
+  j.status = resumed.status;
+  const auto created = reconcile(j, {}, observed(j, {}), kT0 + 30);
+  EXPECT_EQ(count(created, Action::Kind::kCreatePod), 2);
+  EXPECT_EQ(created.status.start_time, api::format_rfc3339(kT0 + 30));
+}
+
+TEST(Reconcile, StalePodsOfOtherAttemptsOrRanksAreDeleted) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kRunning, 2, 2);
+  Pods pods = all_pods(j, 2, "Running");
+  pods.push_back(pod(j, 5, 2, "Running"));  // rank beyond nnodes (spec shrank)
+  const auto r = reconcile(j, {}, observed(j, pods), kT0);
+  ASSERT_EQ(count(r, Action::Kind::kDeletePod), 1);
+  EXPECT_EQ(r.actions[0].name, "pp-node-5");
+  EXPECT_EQ(r.status.phase, Phase::kRunning);
+}
+
+TEST(Reconcile, DeletingJobDoesNothing) {
+  auto j = job("pp", 2, 8);
+  j.meta.deleting = true;
+  EXPECT_TRUE(reconcile(j, {}, observed(j, {}, false), kT0).actions.empty());
+}
+
+TEST(Reconcile, InvalidSpecMessageNamesTheField) {
+  auto j = job("pp", 2, 8);
+  j.spec.env.push_back(web::json::value::parse(R"({"name": "NODE_RANK", "value": "7"})"));
+  const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_NE(r.status.message.find("spec.env[0].name: \"NODE_RANK\" is reserved"), std::string::npos)
+      << r.status.message;
+  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(count(r, Action::Kind::kCreateService), 0);
+  // Parse errors fail the job the same way.
+  const auto p = reconcile(job("pp", 2, 8), {{"spec.nnodes", "must be an integer"}},
+                           observed(j, {}, false), kT0);
+  EXPECT_EQ(p.status.phase, Phase::kFailed);
+  EXPECT_NE(p.status.message.find("spec.nnodes: must be an integer"), std::string::npos);
+}
+
+TEST(Reconcile, LongNameJobCreatesValidNames) {
+  const std::string name(200, 'l');
+  const auto j = job(name, 3, 0);
+  const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
+  for (const auto& a : r.actions) {
+    if (a.kind == Action::Kind::kCreatePod) {
+      EXPECT_TRUE(api::is_dns1123_label(a.name)) << a.name;
+    }
+    if (a.kind == Action::Kind::kCreateService) {
+      EXPECT_TRUE(api::is_dns1035_label(a.name)) << a.name;
+    }
+  }
+  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 3);
+}
+
+}  // namespace
+}  // namespace ddp3d::op::controller

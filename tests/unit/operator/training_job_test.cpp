@@ -1,0 +1,115 @@
+#include "operator/api/training_job.h"
+
+#include <gtest/gtest.h>
+
+#include "job_fixtures.h"
+
+namespace ddp3d::op::api {
+namespace {
+
+using testing::parse;
+
+TEST(TrainingJobParse, FillsDefaults) {
+  auto p = parse_training_job(parse(R"({"metadata": {"name": "j", "namespace": "n",
+      "uid": "u", "generation": 4}, "spec": {"config": "c.yaml", "image": "i"}})"));
+  ASSERT_TRUE(p.errors.empty()) << join(p.errors);
+  const auto& s = p.job.spec;
+  EXPECT_EQ(s.nnodes, 1);
+  EXPECT_EQ(s.gpus_per_node, 0);
+  EXPECT_EQ(s.port, 29500);
+  EXPECT_EQ(s.run_policy.restart_policy, RestartPolicy::kOnFailure);
+  EXPECT_EQ(s.run_policy.backoff_limit, 3);
+  EXPECT_EQ(s.run_policy.clean_pod_policy, CleanPodPolicy::kRunning);
+  EXPECT_FALSE(s.run_policy.suspend);
+  EXPECT_FALSE(s.run_policy.active_deadline_seconds);
+  EXPECT_FALSE(s.run_policy.ttl_seconds_after_finished);
+  EXPECT_TRUE(s.pod_template.is_object());
+  EXPECT_EQ(p.job.meta.generation, 4);
+  EXPECT_EQ(p.job.status.phase, Phase::kNone);
+}
+
+TEST(TrainingJobParse, ReadsEveryField) {
+  auto p = parse_training_job(parse(R"({"metadata": {"name": "j", "namespace": "n",
+      "deletionTimestamp": "2026-01-01T00:00:00Z", "labels": {"team": "perception"}},
+    "spec": {"nnodes": 4, "gpusPerNode": 8, "port": 23456, "config": "c.yaml",
+      "args": ["--seed", "1"], "image": "img",
+      "env": [{"name": "NCCL_DEBUG", "value": "INFO"}],
+      "template": {"spec": {"nodeSelector": {"gpu": "h100"}}},
+      "runPolicy": {"restartPolicy": "ExitCode", "backoffLimit": 5,
+        "activeDeadlineSeconds": 3600, "ttlSecondsAfterFinished": 60,
+        "cleanPodPolicy": "All", "suspend": true}}})"));
+  ASSERT_TRUE(p.errors.empty()) << join(p.errors);
+  const auto& s = p.job.spec;
+  EXPECT_TRUE(p.job.meta.deleting);
+  EXPECT_EQ(p.job.meta.labels.at("team"), "perception");
+  EXPECT_EQ(s.nnodes, 4);
+  EXPECT_EQ(s.gpus_per_node, 8);
+  EXPECT_EQ(s.port, 23456);
+  EXPECT_EQ(s.args, (std::vector<std::string>{"--seed", "1"}));
+  ASSERT_EQ(s.env.size(), 1u);
+  EXPECT_EQ(s.env[0].at("name").as_string(), "NCCL_DEBUG");
+  EXPECT_EQ(s.pod_template.at("spec").at("nodeSelector").at("gpu").as_string(), "h100");
+  EXPECT_EQ(s.run_policy.restart_policy, RestartPolicy::kExitCode);
+  EXPECT_EQ(s.run_policy.backoff_limit, 5);
+  EXPECT_EQ(s.run_policy.active_deadline_seconds, 3600);
+  EXPECT_EQ(s.run_policy.ttl_seconds_after_finished, 60);
+  EXPECT_EQ(s.run_policy.clean_pod_policy, CleanPodPolicy::kAll);
+  EXPECT_TRUE(s.run_policy.suspend);
+}
+
+TEST(TrainingJobParse, TypeErrorsNameTheField) {
+  auto p = parse_training_job(parse(R"({"metadata": {"name": "j"},
+    "spec": {"nnodes": "two", "gpusPerNode": 1.5, "config": 3, "args": ["ok", 7],
+      "runPolicy": {"restartPolicy": "Sometimes", "cleanPodPolicy": "Some",
+                    "suspend": "yes"}}})"));
+  std::vector<std::string> paths;
+  for (const auto& e : p.errors) paths.push_back(e.path);
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"spec.nnodes", "spec.gpusPerNode", "spec.config",
+                                      "spec.args[1]", "spec.runPolicy.restartPolicy",
+                                      "spec.runPolicy.cleanPodPolicy", "spec.runPolicy.suspend"}))
+      << join(p.errors);
+  EXPECT_NE(join(p.errors).find("\"Sometimes\""), std::string::npos);
+}
+
+TEST(TrainingJobParse, MissingSpec) {
+  auto p = parse_training_job(parse(R"({"metadata": {"name": "j"}})"));
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_EQ(p.errors[0].path, "spec");
+}
+
+TEST(TrainingJobStatus, JsonRoundTrip) {
+  TrainingJobStatus st;
+  st.phase = Phase::kRestarting;
+  st.reason = "NodeFailed";
+  st.message = "node 1 failed";
+  st.restarts = 2;
+  st.attempt = 3;
+  st.start_time = "2026-11-30T10:00:00Z";
+  st.observed_generation = 7;
+  st.conditions.push_back(
+      {"Restarting", "True", "NodeFailed", "node 1 failed", "2026-11-30T10:01:00Z"});
+  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, ""});
+  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled"});
+  std::vector<FieldError> errors;
+  const auto back = status_from_json(status_to_json(st), &errors);
+  EXPECT_TRUE(errors.empty()) << join(errors);
+  EXPECT_EQ(back, st);
+  EXPECT_EQ(status_to_json(st).at("phase").as_string(), "Restarting");
+  // reason/message live in the phase's condition only (the CRD has no top-level fields).
+  EXPECT_FALSE(status_to_json(st).has_field("reason"));
+  EXPECT_EQ(back.reason, "NodeFailed");
+}
+
+TEST(TrainingJobStatus, EarlyPhasesTakeReasonFromCreated) {
+  TrainingJobStatus st;
+  st.phase = Phase::kStarting;
+  st.conditions.push_back({"Created", "True", "NodesStarting", "1 of 2", "t"});
+  std::vector<FieldError> errors;
+  const auto back = status_from_json(status_to_json(st), &errors);
+  EXPECT_EQ(back.reason, "NodesStarting");
+  EXPECT_EQ(back.message, "1 of 2");
+}
+
+}  // namespace
+}  // namespace ddp3d::op::api
