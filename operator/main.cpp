@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,11 @@ struct State {
   void wait(Pred pred) {
     std::unique_lock lock(mu);
     cv.wait(lock, pred);
+  }
+  template <class Pred>
+  bool wait_for(std::chrono::milliseconds timeout, Pred pred) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, timeout, pred);
   }
   void update(const std::function<void()>& f) {
     {
@@ -195,20 +201,30 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   // Shutdown: stop reconciling before the Lease is released, so a successor never overlaps.
   state.ready = false;
   if (controller) {
-    controller->stop(/*drain=*/!state.lost);
-    operator_metrics.set_sources({}, {});
-    controller.reset();
+    controller->stop_workers(/*drain=*/!state.lost);
     operator_metrics.is_leader.set(0);
   }
   if (elector_thread.joinable()) {
     elector_thread.request_stop();
-    elector_thread.join();
+    // Releasing the Lease lets a successor start at once; if the API server does not answer
+    // in time, exit anyway: the Lease then expires by itself after its duration.
+    if (state.wait_for(std::chrono::seconds(10), [&] { return state.elector_done; })) {
+      elector_thread.join();
+    } else {
+      log::warning(
+          "leader election did not stop within 10s; exiting without releasing the "
+          "Lease (it expires by itself)");
+    }
   }
   signal_thread.request_stop();
   if (metrics_server) metrics_server->stop();
   if (health_server) health_server->stop();
   log::info("stopped");
-  return exit_code;
+  // The informers' watch threads may sit in a blocking read until their stream next
+  // delivers data; nothing is left to do with them, so the process ends here instead of
+  // joining them (their sockets close with it).
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
 }
 
 }  // namespace

@@ -126,15 +126,21 @@ void JobController::start() {
   for (int i = 0; i < config_.workers; ++i) workers_.emplace_back([this] { worker(); });
 }
 
-void JobController::stop(bool drain) {
-  if (stopped_) return;
-  stopped_ = true;
+void JobController::stop_workers(bool drain) {
+  if (workers_stopped_) return;
+  workers_stopped_ = true;
   if (drain) {
     queue_.shut_down();
   } else {
     queue_.shut_down_now();
   }
   workers_.clear();  // joins
+}
+
+void JobController::stop() {
+  stop_workers(true);
+  if (stopped_) return;
+  stopped_ = true;
   for (auto& s : scopes_) {
     s.jobs->stop();
     s.pods->stop();

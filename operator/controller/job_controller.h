@@ -39,10 +39,13 @@ class JobController {
   // Starts the informers, waits for their first list, then starts the workers. Throws
   // std::runtime_error if the caches do not sync within config.sync_timeout (e.g. RBAC).
   void start();
-  // Stops taking new work and stops the informers. With `drain`, the workers first finish
-  // the keys already queued (graceful shutdown while still leading); without it they stop
-  // after their current key (leadership lost: another replica may be acting). Idempotent.
-  void stop(bool drain = true);
+  // Stops the workers. With `drain`, they first finish the keys already queued (graceful
+  // shutdown while still leading); without it they stop after their current key (leadership
+  // lost: another replica may be acting). The informers keep watching. Idempotent.
+  void stop_workers(bool drain);
+  // stop_workers(true), then stops the informers. Joining a watch may wait until its
+  // stream next delivers data or times out, so a process that is about to exit skips this.
+  void stop();
   bool synced() const;
 
   std::map<std::string, double> jobs_by_phase() const;
@@ -72,6 +75,7 @@ class JobController {
   std::mutex written_mu_;
   std::map<std::string, web::json::value> written_;
   bool started_ = false;
+  bool workers_stopped_ = false;
   bool stopped_ = false;
 };
 

@@ -1,0 +1,198 @@
+"""Fixtures for the operator integration tests: a real control plane with the CRD and the
+chart's RBAC applied, the operator binary running as the chart's ServiceAccount, and a
+"kubelet" that writes pod status through the API."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SOURCE_DIR = os.environ.get(
+    "DDP3D_SOURCE_DIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
+BINARY_DIR = os.environ.get("DDP3D_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))
+OPERATOR = os.path.join(BINARY_DIR, "operator", "ddp3d-operator")
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from controlplane import ControlPlane  # noqa: E402
+from kube_rest import Kube  # noqa: E402
+
+NS = "ml"                   # where the TrainingJobs live
+SYSTEM_NS = "ddp3d-system"  # the chart's release namespace (ServiceAccount, Lease)
+RELEASE = "ddp3d"
+SERVICE_ACCOUNT = "ddp3d-operator"
+CONFIG = "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"
+
+
+def wait_for(fn, timeout=30.0, what="condition", interval=0.2):
+    """Polls fn() until it returns something truthy; returns it or fails naming `what`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as e:  # a transient API error while polling is not the answer
+            last = e
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def helm_path():
+    res = subprocess.run(["bash", os.path.join(SOURCE_DIR, "tests", "testbin", "helm.sh")],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"tests/testbin/helm.sh failed:\n{res.stderr}")
+    return res.stdout.strip().splitlines()[-1]
+
+
+class Cluster:
+    """Control plane + CRD + the chart's RBAC + a ServiceAccount kubeconfig."""
+
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddp3d-op-it-")
+        self.cp = ControlPlane(os.path.join(self.tmp, "cp"))
+
+    def start(self):
+        self.cp.start()
+        self.kube = Kube(self.cp.env)
+        self.cp.kubectl("apply", "-f", os.path.join(SOURCE_DIR, "crds"), check=True)
+        self.cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                        "crd/trainingjobs.ddp3d.io", check=True)
+        for ns in (NS, SYSTEM_NS):
+            self.cp.script("create-namespace", ns)
+        # The chart's ServiceAccount, ClusterRole(+Binding) and leader-election Role, exactly
+        # as `helm install` would create them.
+        rendered = subprocess.run(
+            [helm_path(), "template", RELEASE, os.path.join(SOURCE_DIR, "charts", "ddp3d"),
+             "-n", SYSTEM_NS, "--set", "leaderElection.enabled=true"],
+            capture_output=True, text=True, check=True).stdout
+        self.cp.kubectl("apply", "-n", SYSTEM_NS, "-f", "-", stdin=rendered, check=True)
+        self.sa_kubeconfig = os.path.join(self.tmp, "operator.kubeconfig")
+        self.cp.script("sa-kubeconfig", SYSTEM_NS, SERVICE_ACCOUNT, self.sa_kubeconfig)
+        return self
+
+    def stop(self):
+        self.cp.stop()
+
+
+class Operator:
+    """One ddp3d-operator process (a replica), as the chart's ServiceAccount."""
+
+    def __init__(self, cluster, name, leader_elect=True, extra=()):
+        self.cluster = cluster
+        self.name = name
+        self.metrics_port = free_port()
+        self.health_port = free_port()
+        self.log_path = os.path.join(cluster.tmp, f"{name}.log")
+        args = [OPERATOR, "--kubeconfig", cluster.sa_kubeconfig,
+                "--metrics-address", f"127.0.0.1:{self.metrics_port}",
+                "--health-address", f"127.0.0.1:{self.health_port}",
+                "--leader-election-namespace", SYSTEM_NS, "--workers", "2", *extra]
+        if leader_elect:
+            args.append("--leader-elect")
+        env = dict(os.environ, POD_NAME=name, DDP3D_LOG_LEVEL="debug")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+
+    def http(self, port, path):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def metric(self, name, labels=""):
+        """Value of one sample on /metrics (None when absent)."""
+        _, body = self.http(self.metrics_port, "/metrics")
+        want = name + (("{" + labels + "}") if labels else "")
+        for line in body.splitlines():
+            if line.startswith(want + " "):
+                return float(line.split()[-1])
+        return None
+
+    def ready(self):
+        try:
+            return self.http(self.health_port, "/readyz")[0] == 200
+        except OSError:
+            return False
+
+    def logs(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=30)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.kill(signal.SIGTERM)
+        self.log.close()
+
+
+class Kubelet:
+    """Plays the kubelet: writes pod status (phase, container state) through the API."""
+
+    def __init__(self, kube):
+        self.kube = kube
+
+    def _status(self, pod, phase, state, ready):
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        containers = pod["spec"]["containers"]
+        return {"status": {
+            "phase": phase,
+            "startTime": now,
+            "containerStatuses": [{
+                "name": c["name"], "image": c.get("image", ""), "imageID": "",
+                "ready": ready, "restartCount": 0, "state": state(now)} for c in containers],
+        }}
+
+    def set_running(self, pod):
+        self._patch(pod, self._status(pod, "Running",
+                                      lambda now: {"running": {"startedAt": now}}, True))
+
+    def set_terminated(self, pod, exit_code):
+        phase = "Succeeded" if exit_code == 0 else "Failed"
+        reason = "Completed" if exit_code == 0 else "Error"
+        self._patch(pod, self._status(pod, phase, lambda now: {"terminated": {
+            "exitCode": exit_code, "reason": reason, "startedAt": now, "finishedAt": now}},
+            False))
+
+    def _patch(self, pod, body):
+        meta = pod["metadata"]
+        self.kube.merge_patch(Kube.core(meta["namespace"], "pods", meta["name"], "status"), body)
+
+
+def training_job(name, nnodes=2, gpus=1, **run_policy):
+    return {
+        "apiVersion": "ddp3d.io/v1alpha1", "kind": "TrainingJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"nnodes": nnodes, "gpusPerNode": gpus, "port": 29500, "config": CONFIG,
+                 "args": ["--work-dir", f"/data/work_dirs/{name}"],
+                 "image": "ddp3d/worker:test", "runPolicy": run_policy},
+    }
+
+
+def pods_of(kube, job):
+    """Pods controlled by this TrainingJob object, sorted by rank."""
+    uid = job["metadata"]["uid"]
+    pods = [p for p in kube.list(Kube.core(NS, "pods"), "ddp3d.io/job-name")
+            if any(r.get("uid") == uid and r.get("controller")
+                   for r in p["metadata"].get("ownerReferences", []))]
+    return sorted(pods, key=lambda p: int(p["metadata"]["labels"]["ddp3d.io/node-rank"]))

@@ -1,0 +1,364 @@
+"""ddp3d-operator against a real kube-apiserver + etcd, running as the chart's
+ServiceAccount under RBAC (so the ClusterRole is proven sufficient).
+
+Three suites, each with its own control plane (select one with argv[1]):
+  ReconcileTest   Service + pods with the exact env contract; status follows pod states
+                  written by the test (playing kubelet): Running, gang restart with
+                  attempt+1, backoffLimit, permanent exit codes, Succeeded, cleanPodPolicy,
+                  TTL, suspend/resume, long names, invalid template env; printer columns.
+  ResilienceTest  SIGKILL of the operator mid-reconcile and a kube-apiserver restart end
+                  with no duplicate and no orphaned pod, and the operator keeps working.
+  LeaderTest      two replicas: only the Lease holder acts; SIGKILL it and the other takes
+                  over; SIGTERM releases the Lease at once.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (NS, SYSTEM_NS, Cluster, Kubelet, Kube, Operator,  # noqa: E402
+                     pods_of, training_job, wait_for)
+
+CONTRACT = ["NNODES", "NODE_RANK", "MASTER_ADDR", "PORT", "GPUS", "MASTER_PORT", "WORLD_SIZE",
+            "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
+            "PET_MASTER_PORT", "DDP3D_JOB", "DDP3D_ATTEMPT"]
+
+
+class OperatorSuite(unittest.TestCase):
+    replicas = 1
+    leader_elect = True
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster().start()
+        cls.kube = cls.cluster.kube
+        cls.kubelet = Kubelet(cls.kube)
+        cls.ops = []
+        if cls.replicas:
+            cls.op = cls.start_operator("op-a")
+
+    @classmethod
+    def start_operator(cls, name):
+        op = Operator(cls.cluster, name, leader_elect=cls.leader_elect)
+        cls.ops.append(op)
+        return op
+
+    @classmethod
+    def tearDownClass(cls):
+        for op in cls.ops:
+            op.stop()
+        cls.cluster.stop()
+
+    def run(self, result=None):
+        # On failure, the operator's log is the first thing one needs.
+        res = super().run(result)
+        if res and (res.failures or res.errors):
+            for op in self.ops:
+                sys.stderr.write(f"\n--- {op.name} log (tail) ---\n{op.logs()[-6000:]}\n")
+        return res
+
+    # -- helpers ---------------------------------------------------------------
+    def apply(self, obj):
+        return self.kube.create(Kube.tj(NS), obj)
+
+    def job(self, name):
+        return self.kube.get(Kube.tj(NS, name))
+
+    def wait_phase(self, name, phase, timeout=30):
+        return wait_for(lambda: (j := self.job(name)) and j.get("status", {}).get("phase") == phase
+                        and j, timeout, f"{name} phase {phase} (now {self.phase(name)})")
+
+    def phase(self, name):
+        j = self.job(name)
+        return j and j.get("status", {}).get("phase")
+
+    def wait_pods(self, name, n, attempt, timeout=30):
+        def ready():
+            j = self.job(name)
+            pods = pods_of(self.kube, j)
+            live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+            if len(live) == n and all(
+                    p["metadata"]["labels"]["ddp3d.io/attempt"] == str(attempt) for p in live):
+                return live
+            return None
+        return wait_for(ready, timeout, f"{n} pods of {name} in attempt {attempt}")
+
+    def condition(self, job, ctype):
+        for c in job["status"].get("conditions", []):
+            if c["type"] == ctype:
+                return c
+        return None
+
+
+class ReconcileTest(OperatorSuite):
+    def test_service_and_pods_carry_the_contract(self):
+        job = self.apply(training_job("contract", nnodes=3, gpus=2))
+        pods = self.wait_pods("contract", 3, 0)
+        svcs = [s for s in self.kube.list(Kube.core(NS, "services"), "ddp3d.io/job-name=contract")]
+        self.assertEqual(len(svcs), 1)
+        svc = svcs[0]
+        self.assertEqual(svc["metadata"]["name"], "contract")
+        self.assertEqual(svc["spec"]["clusterIP"], "None")
+        self.assertTrue(svc["spec"]["publishNotReadyAddresses"])
+        self.assertEqual(svc["spec"]["selector"], {"ddp3d.io/job-name": "contract"})
+        master = f"contract-node-0.contract.{NS}.svc"
+        for rank, pod in enumerate(pods):
+            name = f"contract-node-{rank}"
+            meta, spec = pod["metadata"], pod["spec"]
+            self.assertEqual(meta["name"], name)
+            self.assertEqual(meta["labels"], {"ddp3d.io/job-name": "contract",
+                                              "ddp3d.io/node-rank": str(rank),
+                                              "ddp3d.io/attempt": "0"})
+            ref = meta["ownerReferences"][0]
+            self.assertEqual((ref["kind"], ref["name"], ref["uid"], ref["controller"],
+                              ref["blockOwnerDeletion"]),
+                             ("TrainingJob", "contract", job["metadata"]["uid"], True, True))
+            self.assertEqual((spec["hostname"], spec["subdomain"], spec["restartPolicy"]),
+                             (name, "contract", "Never"))
+            c = spec["containers"][0]
+            self.assertEqual(c["resources"]["limits"]["nvidia.com/gpu"], "2")
+            self.assertEqual(c["command"], ["bash", "tools/dist_train.sh"])
+            self.assertEqual(c["args"], [job["spec"]["config"], "2", "--work-dir",
+                                         "/data/work_dirs/contract"])
+            env = [(e["name"], e["value"]) for e in c["env"]]
+            self.assertEqual(env, [
+                ("NNODES", "3"), ("NODE_RANK", str(rank)), ("MASTER_ADDR", master),
+                ("PORT", "29500"), ("GPUS", "2"), ("MASTER_PORT", "29500"),
+                ("WORLD_SIZE", "6"), ("PET_NNODES", "3"), ("PET_NODE_RANK", str(rank)),
+                ("PET_NPROC_PER_NODE", "2"), ("PET_MASTER_ADDR", master),
+                ("PET_MASTER_PORT", "29500"), ("DDP3D_JOB", "contract"), ("DDP3D_ATTEMPT", "0")])
+        # MASTER_ADDR is rank 0's DNS name under the Service: <hostname>.<subdomain>.<ns>.svc
+        p0 = pods[0]["spec"]
+        self.assertEqual(master, f"{p0['hostname']}.{p0['subdomain']}.{NS}.svc")
+        self.wait_phase("contract", "Starting")
+        out = self.cluster.cp.kubectl("get", "tj", "contract", "-n", NS, check=True).stdout
+        header, row = out.splitlines()[:2]
+        self.assertEqual(header.split(), ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS", "AGE"])
+        self.assertEqual(row.split()[:5], ["contract", "Starting", "3", "2", "0"])
+
+    def test_status_follows_pods_through_restart_to_success(self):
+        self.apply(training_job("life", nnodes=3, gpus=1, backoffLimit=2, cleanPodPolicy="All",
+                                ttlSecondsAfterFinished=3))
+        pods = self.wait_pods("life", 3, 0)
+        for p in pods:
+            self.kubelet.set_running(p)
+        job = self.wait_phase("life", "Running")
+        self.assertEqual([n["phase"] for n in job["status"]["nodes"]], ["Running"] * 3)
+        self.assertEqual(self.condition(job, "Running")["status"], "True")
+        old_uids = {p["metadata"]["uid"] for p in pods}
+        # Rank 1 dies from a signal (retryable): the whole group restarts as attempt 1.
+        self.kubelet.set_terminated(pods[1], 137)
+        job = self.wait_phase("life", "Restarting")
+        self.assertEqual((job["status"]["restarts"], job["status"]["attempt"]), (1, 1))
+        self.assertIn("exit code 137", self.condition(job, "Restarting")["message"])
+        new = self.wait_pods("life", 3, 1)
+        self.assertFalse(old_uids & {p["metadata"]["uid"] for p in new}, "every pod recreated")
+        for p in new:
+            env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+            self.assertEqual(env["DDP3D_ATTEMPT"], "1")
+        for p in new:
+            self.kubelet.set_running(p)
+        job = self.wait_phase("life", "Running")
+        self.assertEqual(job["status"]["restarts"], 1)
+        self.assertEqual(self.condition(job, "Restarting")["status"], "False")
+        for p in new:
+            self.kubelet.set_terminated(p, 0)
+        job = self.wait_phase("life", "Succeeded")
+        self.assertTrue(job["status"]["completionTime"])
+        # cleanPodPolicy All: every pod goes; ttlSecondsAfterFinished 3: then the job itself.
+        wait_for(lambda: not pods_of(self.kube, job), 20, "cleanPodPolicy All to delete pods")
+        wait_for(lambda: self.job("life") is None, 30, "TTL to delete the TrainingJob")
+        reasons = [e["reason"] for e in self.kube.list(Kube.core(NS, "events"))
+                   if e["involvedObject"]["name"] == "life"]
+        for r in ("Created", "AllNodesRunning", "NodeFailed", "AllNodesSucceeded"):
+            self.assertIn(r, reasons)
+
+    def test_backoff_limit_then_failed_with_reason(self):
+        self.apply(training_job("backoff", nnodes=2, backoffLimit=1, cleanPodPolicy="None"))
+        for attempt in (0, 1):
+            pods = self.wait_pods("backoff", 2, attempt)
+            for p in pods:
+                self.kubelet.set_running(p)
+            self.wait_phase("backoff", "Running")
+            self.kubelet.set_terminated(pods[0], 143)
+        job = self.wait_phase("backoff", "Failed")
+        failed = self.condition(job, "Failed")
+        self.assertEqual(failed["reason"], "BackoffLimitExceeded")
+        self.assertIn("backoffLimit is 1", failed["message"])
+        self.assertEqual(job["status"]["restarts"], 1)
+        time.sleep(1)  # nothing further happens: no attempt 2, pods kept (cleanPodPolicy None)
+        pods = pods_of(self.kube, job)
+        self.assertEqual([p["metadata"]["labels"]["ddp3d.io/attempt"] for p in pods], ["1", "1"])
+
+    def test_permanent_exit_code_fails_at_once(self):
+        self.apply(training_job("permanent", nnodes=2, restartPolicy="ExitCode"))
+        pods = self.wait_pods("permanent", 2, 0)
+        for p in pods:
+            self.kubelet.set_running(p)
+        self.wait_phase("permanent", "Running")
+        self.kubelet.set_terminated(pods[1], 3)
+        job = self.wait_phase("permanent", "Failed")
+        self.assertEqual(job["status"]["restarts"], 0)
+        self.assertEqual(self.condition(job, "Failed")["reason"], "PermanentExitCode")
+        # cleanPodPolicy Running (default): the still-running rank 0 is deleted, the failed
+        # rank 1 is kept for its logs.
+        wait_for(lambda: [p["metadata"]["name"] for p in pods_of(self.kube, job)]
+                 == ["permanent-node-1"], 20, "running pod cleaned up")
+
+    def test_long_name_gives_valid_names(self):
+        name = "pointpillars-hv-secfpn-8xb6-160e-kitti-3d-car-" + "x" * 60
+        self.assertGreater(len(name), 63)
+        job = self.apply(training_job(name, nnodes=2))
+        pods = wait_for(lambda: len(p := pods_of(self.kube, self.job(name))) == 2 and p, 30,
+                        "pods of the long-named job")
+        svc = wait_for(lambda: [s for s in self.kube.list(Kube.core(NS, "services"),
+                                                          "ddp3d.io/job-name")
+                                if s["metadata"]["ownerReferences"][0]["uid"]
+                                == job["metadata"]["uid"]], 30, "its Service")[0]
+        import re
+        label = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+        for p in pods:
+            n = p["metadata"]["name"]
+            self.assertLessEqual(len(n), 63)
+            self.assertRegex(n, label)
+            self.assertEqual(p["spec"]["hostname"], n)
+            self.assertEqual(p["spec"]["subdomain"], svc["metadata"]["name"])
+            env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+            self.assertEqual(env["DDP3D_JOB"], name)
+        self.assertLessEqual(len(svc["metadata"]["name"]), 63)
+        self.assertRegex(svc["metadata"]["name"], r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+        for p in pods:
+            self.kubelet.set_running(p)
+        self.wait_phase(name, "Running")
+
+    def test_reserved_env_in_template_fails_with_message(self):
+        # The CRD cannot see inside the pass-through template; the operator checks it.
+        obj = training_job("badenv", nnodes=2)
+        obj["spec"]["template"] = {"spec": {"containers": [
+            {"name": "worker", "env": [{"name": "NODE_RANK", "value": "5"}]}]}}
+        self.apply(obj)
+        job = self.wait_phase("badenv", "Failed")
+        failed = self.condition(job, "Failed")
+        self.assertEqual(failed["reason"], "InvalidSpec")
+        self.assertIn('spec.template.spec.containers[0].env[0].name: "NODE_RANK" is reserved',
+                      failed["message"])
+        self.assertEqual(pods_of(self.kube, job), [])
+
+    def test_suspend_and_resume(self):
+        self.apply(training_job("pause", nnodes=2))
+        pods = self.wait_pods("pause", 2, 0)
+        self.kube.merge_patch(Kube.tj(NS, "pause"), {"spec": {"runPolicy": {"suspend": True}}})
+        job = self.wait_phase("pause", "Suspended")
+        wait_for(lambda: not pods_of(self.kube, job), 20, "pods deleted on suspend")
+        self.kube.merge_patch(Kube.tj(NS, "pause"), {"spec": {"runPolicy": {"suspend": False}}})
+        new = self.wait_pods("pause", 2, 1)
+        self.assertFalse({p["metadata"]["uid"] for p in pods} & {p["metadata"]["uid"] for p in new})
+        self.assertEqual(self.job("pause")["status"]["restarts"], 0)
+
+    def test_endpoints_and_metrics(self):
+        self.assertEqual(self.op.http(self.op.health_port, "/healthz")[0], 200)
+        wait_for(self.op.ready, 30, "/readyz 200")
+        wait_for(lambda: self.op.metric("ddp3d_operator_is_leader") == 1, 30, "leader gauge 1")
+        self.assertIsNotNone(self.op.metric("ddp3d_operator_trainingjobs", 'phase="Running"'))
+        self.assertIsNotNone(self.op.metric("ddp3d_operator_workqueue_depth"))
+        self.assertIsNotNone(self.op.metric("ddp3d_operator_reconcile_duration_seconds_count"))
+        self.assertGreater(self.op.metric("ddp3d_operator_actions_total", 'action="CreatePod"'), 0)
+        # What the operator serves passes Prometheus' own linter.
+        _, body = self.op.http(self.op.metrics_port, "/metrics")
+        res = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True,
+                             text=True)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+
+
+class ResilienceTest(OperatorSuite):
+    # Without leader election: a leader that cannot renew its Lease while the API server is
+    # down must stop (and is restarted by its Deployment); here the point is that one
+    # process rides out the outage and its watches resume.
+    leader_elect = False
+    def assert_no_duplicates_or_orphans(self, name, n, attempt):
+        job = self.job(name)
+        pods = [p for p in self.kube.list(Kube.core(NS, "pods"), "ddp3d.io/job-name")]
+        uids = {j["metadata"]["uid"] for j in self.kube.list(Kube.tj(NS))}
+        orphans = [p["metadata"]["name"] for p in pods
+                   if not any(r["uid"] in uids for r in p["metadata"].get("ownerReferences", []))]
+        self.assertEqual(orphans, [])
+        mine = pods_of(self.kube, job)
+        ranks = [p["metadata"]["labels"]["ddp3d.io/node-rank"] for p in mine]
+        self.assertEqual(sorted(ranks, key=int), [str(r) for r in range(n)], "one pod per rank")
+        self.assertEqual({p["metadata"]["labels"]["ddp3d.io/attempt"] for p in mine}, {str(attempt)})
+        svcs = self.kube.list(Kube.core(NS, "services"), f"ddp3d.io/job-name={name}")
+        self.assertEqual(len(svcs), 1)
+
+    def test_operator_kill_and_apiserver_restart(self):
+        n = 12
+        self.apply(training_job("sturdy", nnodes=n))
+        # SIGKILL as soon as the first pod exists: mid-way through creating the group.
+        wait_for(lambda: self.kube.list(Kube.core(NS, "pods"), "ddp3d.io/job-name=sturdy"), 30,
+                 "first pod", interval=0.02)
+        self.op.kill(signal.SIGKILL)
+        created = len(self.kube.list(Kube.core(NS, "pods"), "ddp3d.io/job-name=sturdy"))
+        sys.stderr.write(f"\noperator killed with {created} of {n} pods created\n")
+        type(self).op = self.start_operator("op-a2")
+        pods = self.wait_pods("sturdy", n, 0)
+        self.assert_no_duplicates_or_orphans("sturdy", n, 0)
+        # The API server goes away and comes back; watches must resume.
+        self.cluster.cp.script("stop-apiserver")
+        time.sleep(2)
+        self.cluster.cp.script("start-apiserver")
+        self.assertIsNone(self.op.proc.poll(), "operator survived the API server restart")
+        for p in pods:
+            self.kubelet.set_running(p)
+        self.wait_phase("sturdy", "Running", timeout=60)
+        self.kubelet.set_terminated(pods[5], 137)
+        self.wait_pods("sturdy", n, 1, timeout=60)
+        time.sleep(1)
+        self.assert_no_duplicates_or_orphans("sturdy", n, 1)
+        self.assertEqual(self.job("sturdy")["status"]["restarts"], 1)
+
+
+class LeaderTest(OperatorSuite):
+    replicas = 0
+
+    def lease_holder(self):
+        lease = self.kube.get(f"/apis/coordination.k8s.io/v1/namespaces/{SYSTEM_NS}"
+                              "/leases/ddp3d-operator")
+        return lease and lease["spec"].get("holderIdentity")
+
+    def reporters(self, job):
+        return {e.get("reportingInstance") for e in self.kube.list(Kube.core(NS, "events"))
+                if e["involvedObject"]["name"] == job}
+
+    def test_only_the_leader_acts_and_the_other_takes_over(self):
+        a = self.start_operator("op-a")
+        wait_for(lambda: self.lease_holder() == "op-a", 30, "op-a to lead")
+        b = self.start_operator("op-b")
+        wait_for(b.ready, 30, "standby ready")
+        self.apply(training_job("led-1", nnodes=2))
+        self.wait_pods("led-1", 2, 0)
+        self.wait_phase("led-1", "Starting")
+        self.assertEqual(self.reporters("led-1"), {"op-a"})
+        self.assertEqual(a.metric("ddp3d_operator_is_leader"), 1)
+        self.assertEqual(b.metric("ddp3d_operator_is_leader"), 0)
+        self.assertIsNone(b.metric("ddp3d_operator_reconcile_total", 'result="success"'),
+                          "the standby reconciled nothing")
+        # The leader dies without releasing: the standby takes over once the Lease expires.
+        a.kill(signal.SIGKILL)
+        wait_for(lambda: self.lease_holder() == "op-b", 40, "op-b to take over")
+        self.apply(training_job("led-2", nnodes=2))
+        self.wait_pods("led-2", 2, 0)
+        self.wait_phase("led-2", "Starting")
+        self.assertEqual(self.reporters("led-2"), {"op-b"})
+        wait_for(lambda: b.metric("ddp3d_operator_is_leader") == 1, 10, "op-b leader gauge")
+        # Graceful stop: SIGTERM drains the queue, tries to release the Lease, exits 0.
+        t0 = time.monotonic()
+        self.assertEqual(b.kill(signal.SIGTERM), 0)
+        self.assertLess(time.monotonic() - t0, 20)
+        sys.stderr.write(f"\nLease holder after SIGTERM: {self.lease_holder()!r}\n")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1] + sys.argv[1:], verbosity=2)
