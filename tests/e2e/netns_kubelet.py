@@ -170,6 +170,13 @@ class NetnsKubelet:
         while not self._stop.is_set():
             try:
                 self._sync()
+            except ApiError as e:
+                # Transient server states (429 while storage initializes, 5xx) are retried
+                # on the next pass, as a kubelet does; anything else is a harness error.
+                if e.status not in (429, 500, 503, 504):
+                    self.errors.append(str(e))
+            except OSError:
+                pass  # connection refused/reset or timeout (urllib's URLError): retry
             except Exception as e:  # noqa: BLE001 — surfaced to the test through .errors
                 self.errors.append(f"{type(e).__name__}: {e}")
                 if len(self.errors) > 50:

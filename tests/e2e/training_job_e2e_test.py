@@ -50,7 +50,7 @@ SCENARIO_TIMEOUT_S = 120
 # launcher + the worker's distributed self-check, which joins the same c10d rendezvous
 # (TCPStore at MASTER_ADDR:MASTER_PORT, Gloo) and all-reduces across the world.
 WORKER_COMMAND = ["ddp3d", "launch", "--", "ddp3d", "check-dist", "--timeout", "60"]
-RANK_PROCESS_MARK = "check-dist"  # argv word that tells a rank process from the launcher
+RANK_SUBCOMMAND = "check-dist"  # argv[1] of a rank process (the launcher's is "launch")
 
 
 def free_port():
@@ -80,6 +80,7 @@ class JobPhaseRecorder:
     def __init__(self, api, namespace):
         self.api, self.ns = api, namespace
         self.seen = []  # (job name, phase, restarts)
+        self.last_error = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -96,20 +97,31 @@ class JobPhaseRecorder:
 
     def _loop(self):
         path = f"/apis/ddp3d.io/v1alpha1/namespaces/{self.ns}/trainingjobs"
-        rv = self.api.get(path)["metadata"]["resourceVersion"]
+        rv = None
         while not self._stop.is_set():
+            if rv is None:  # (re)list; the CRD's storage may still be initializing
+                try:
+                    rv = self.api.get(path)["metadata"]["resourceVersion"]
+                except Exception as e:  # noqa: BLE001
+                    self.last_error = f"{type(e).__name__}: {e}"
+                    time.sleep(0.2)
+                    continue
             url = f"{self.api.base}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=2"
             try:
                 with urllib.request.urlopen(url, context=self.api.ctx, timeout=10) as resp:
                     for line in resp:
                         event = json.loads(line)
                         obj = event["object"]
+                        if event["type"] == "ERROR":  # e.g. 410 Gone: list again
+                            rv = None
+                            break
                         rv = obj["metadata"]["resourceVersion"]
                         status = obj.get("status") or {}
                         entry = (obj["metadata"]["name"], status.get("phase"), status.get("restarts", 0))
                         if not self.seen or self.seen[-1] != entry:
                             self.seen.append(entry)
-            except Exception:  # noqa: BLE001 — a dropped watch is resumed from rv
+            except Exception as e:  # noqa: BLE001 — a dropped watch is resumed from rv
+                self.last_error = f"{type(e).__name__}: {e}"
                 time.sleep(0.2)
 
 
@@ -136,13 +148,13 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         wait_until(lambda: cls.cp.kubectl("get", "crd", "trainingjobs.ddp3d.io", "-o",
                                           "jsonpath={.status.conditions[?(@.type=='Established')].status}")
                    .stdout == "True", 30, "the CRD to be established")
+        cls.recorder = JobPhaseRecorder(cls.api, JOBS_NS).start()
+        cls.addClassCleanup(cls.recorder.stop)
         cls._start_operator()
         cls.kubelet = NetnsKubelet(cls.api, JOBS_NS, SOURCE_DIR, DDP3D_BIN,
                                    os.path.join(cls.tmp, "pod-logs"))
         cls.kubelet.start()
         cls.addClassCleanup(cls.kubelet.stop)
-        cls.recorder = JobPhaseRecorder(cls.api, JOBS_NS).start()
-        cls.addClassCleanup(cls.recorder.stop)
 
     @classmethod
     def _install_chart_rbac(cls):
@@ -156,8 +168,11 @@ class TrainingJobEndToEndTest(unittest.TestCase):
             raise RuntimeError(f"helm template failed:\n{rendered.stderr}")
         as_json = cls.cp.kubectl("create", "--dry-run=client", "-o", "json", "-f", "-",
                                  stdin=rendered.stdout, check=True)
-        items = json.loads(as_json.stdout)
-        items = items.get("items", [items])
+        items, text, decoder = [], as_json.stdout.strip(), json.JSONDecoder()
+        while text:  # one JSON document per object, back to back
+            obj, end = decoder.raw_decode(text)
+            items += obj.get("items", [obj])
+            text = text[end:].lstrip()
         rbac = [o for o in items if o["kind"] in RBAC_KINDS]
         cls.assert_kinds = sorted(o["kind"] for o in rbac)
         cls.cp.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
@@ -308,7 +323,7 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         def rank_process():
             for run_ in self.kubelet.runs_of(victim_pod):
                 for pid, argv in self.kubelet.processes(run_):
-                    if RANK_PROCESS_MARK in argv and argv[0].endswith("ddp3d"):
+                    if len(argv) > 1 and argv[0].endswith("ddp3d") and argv[1] == RANK_SUBCOMMAND:
                         return run_, pid
             return None
         first_run, pid = wait_until(rank_process, 60, f"the rank process of {victim_pod}")
