@@ -5,7 +5,7 @@
 # The chart (charts/ddp3d) runs it with --leader-elect --metrics-address=:8080
 # --health-address=:8081 [--namespace=...], as a non-root user on a read-only root.
 # Base: the Debian release the project is built and tested on (bookworm); the runtime
-# package names below are that release's. tests/e2e/dockerfiles_test.py checks them against the
+# package names below are that release's. tests/e2e/docker/dockerfiles_test.py checks them against the
 # built binary's shared libraries.
 ARG DEBIAN_RELEASE=bookworm
 

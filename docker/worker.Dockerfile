@@ -27,11 +27,12 @@ COPY . .
 RUN bash tools/setup.sh
 
 # The runtime needs only the driver libraries the NVIDIA container runtime mounts: CUDA,
-# cuDNN and NCCL come with the torch wheel in the venv.
+# cuDNN, NCCL and libgomp come with the torch wheel in the venv. yaml-cpp is the config
+# reader's (worker/config) library, linked by `ddp3d train`.
 FROM nvidia/cuda:${CUDA_VERSION}-base-${UBUNTU_RELEASE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.8 libcpprest2.10 libssl3t64 libgomp1 \
+      libyaml-cpp0.8 \
  && rm -rf /var/lib/apt/lists/*
 # Same path as in the build stage: the binary's RPATH points into the venv's torch/lib.
 COPY --from=build /opt/ddp3d/venv-torch-2.15.0 /opt/ddp3d/venv-torch-2.15.0

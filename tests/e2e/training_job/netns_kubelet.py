@@ -96,6 +96,7 @@ class PodRun:
         self.reported_terminal = False
         self.network_up = True
         self.term_deadline = None
+        self.terminal_status = None  # the pod status the API server stored for the end
 
     def log(self):
         with open(self.log_path, errors="replace") as f:
@@ -266,7 +267,7 @@ class NetnsKubelet:
 
     def _report_terminal(self, pod, run):
         c = pod["spec"]["containers"][0]
-        self._patch_status(pod, {
+        run.terminal_status = self._patch_status(pod, {
             "phase": "Succeeded" if run.exit_code == 0 else "Failed",
             "conditions": self._conditions(False),
             "containerStatuses": [{
@@ -351,8 +352,9 @@ class NetnsKubelet:
     def _patch_status(self, pod, status):
         meta = pod["metadata"]
         try:
-            self.api.merge_patch(f"/api/v1/namespaces/{self.ns}/pods/{meta['name']}/status",
-                                 {"metadata": {"uid": meta["uid"]}, "status": status})
+            return self.api.merge_patch(f"/api/v1/namespaces/{self.ns}/pods/{meta['name']}/status",
+                                        {"metadata": {"uid": meta["uid"]}, "status": status})["status"]
         except ApiError as e:
             if e.status not in (404, 409):  # deleted (or replaced) meanwhile
                 raise
+            return None

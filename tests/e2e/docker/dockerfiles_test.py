@@ -18,7 +18,7 @@ import tempfile
 import unittest
 
 SOURCE_DIR = os.environ.get(
-    "DDP3D_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+    "DDP3D_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 BINARY_DIR = os.environ.get("DDP3D_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))
 OPERATOR_BIN = os.path.join(BINARY_DIR, "operator", "ddp3d-operator")
 WORKER_BIN = os.path.join(BINARY_DIR, "worker", "ddp3d")

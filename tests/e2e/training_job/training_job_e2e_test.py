@@ -28,7 +28,7 @@ import unittest
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_DIR = os.environ.get("DDP3D_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..")))
+SOURCE_DIR = os.environ.get("DDP3D_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..", "..")))
 BINARY_DIR = os.environ.get("DDP3D_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
@@ -80,6 +80,7 @@ class JobPhaseRecorder:
     def __init__(self, api, namespace):
         self.api, self.ns = api, namespace
         self.seen = []  # (job name, phase, restarts)
+        self.statuses = []  # (job name, full status) of every event
         self.last_error = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -117,6 +118,7 @@ class JobPhaseRecorder:
                             break
                         rv = obj["metadata"]["resourceVersion"]
                         status = obj.get("status") or {}
+                        self.statuses.append((obj["metadata"]["name"], status))
                         entry = (obj["metadata"]["name"], status.get("phase"), status.get("restarts", 0))
                         if not self.seen or self.seen[-1] != entry:
                             self.seen.append(entry)
@@ -329,23 +331,21 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         first_run, pid = wait_until(rank_process, 60, f"the rank process of {victim_pod}")
         os.kill(pid, signal.SIGKILL)
 
-        def failed_137():
-            st = self.pod(victim_pod)["status"] if first_run.exit_code is not None else {}
-            cs = (st.get("containerStatuses") or [{}])[0].get("state", {}).get("terminated")
-            return cs if cs and st.get("phase") == "Failed" else None
-        try:
-            terminated = wait_until(failed_137, 30, f"{victim_pod} reported Failed")
-        except AssertionError:
-            terminated = None  # the operator may already have replaced the pod; use the run
+        # The pod as the API server stored it when the kubelet reported the end.
+        stored = wait_until(lambda: first_run.terminal_status, 30, f"{victim_pod} reported ended")
+        self.assertEqual(stored["phase"], "Failed")
+        self.assertEqual(stored["containerStatuses"][0]["state"]["terminated"]["exitCode"], 137)
         self.assertEqual(first_run.exit_code, 137, first_run.log())
-        if terminated is not None:
-            self.assertEqual(terminated["exitCode"], 137)
         self.assertIn("killed by signal 9", first_run.log(), "the launcher names how the rank died")
 
         status = self.wait_phase(name, "Succeeded")
         self.assertEqual(status.get("restarts"), 1, status)
         phases = self.recorder.phases(name)
         self.assertIn("Restarting", phases, phases)
+        # The operator saw the failure: some status named rank 1's exit code.
+        seen_codes = {(n.get("pod"), n.get("exitCode")) for job, st in self.recorder.statuses
+                      if job == name for n in st.get("nodes", [])}
+        self.assertIn((victim_pod, 137), seen_codes)
         for rank in (0, 1):
             runs = self.kubelet.runs_of(f"{name}-node-{rank}")
             attempts = [r.labels.get("ddp3d.io/attempt") for r in runs]
