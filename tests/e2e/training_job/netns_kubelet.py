@@ -148,7 +148,8 @@ class NetnsKubelet:
 
     def release(self, predicate):
         with self._lock:
-            self._holds.remove(predicate)
+            if predicate in self._holds:
+                self._holds.remove(predicate)
 
     def runs_of(self, pod_name):
         with self._lock:

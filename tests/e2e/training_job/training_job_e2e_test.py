@@ -318,7 +318,7 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         # launcher and rank process are up, waiting in the rendezvous) when it is killed.
         hold = self.kubelet.hold(lambda pod: pod["metadata"]["name"] == f"{name}-node-0"
                                  and pod["metadata"]["labels"].get("ddp3d.io/attempt") == "0")
-        self.addCleanup(lambda: hold in self.kubelet._holds and self.kubelet.release(hold))
+        self.addCleanup(self.kubelet.release, hold)
         self.apply_job(name, backoff_limit=2)
         victim_pod = f"{name}-node-1"
 
