@@ -62,7 +62,8 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
   if (fd < 0) throw std::runtime_error("creating " + tmp.string() + ": " + errno_text());
   try {
     write_all(fd, bytes, tmp);
-    if (::fsync(fd) != 0) throw std::runtime_error("fsync of " + tmp.string() + ": " + errno_text());
+    if (::fsync(fd) != 0)
+      throw std::runtime_error("fsync of " + tmp.string() + ": " + errno_text());
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -6,83 +6,104 @@
 #include <stdexcept>
 
 namespace ddp3d::engine {
+namespace {
 
-ParamSchedule::ParamSchedule(std::vector<SchedulePhase> phases, std::int64_t iters_per_epoch) {
-  for (SchedulePhase& spec : phases) {
-    const bool epochs = spec.by_epoch;
-    if (epochs && iters_per_epoch < 1) {
-      throw std::invalid_argument(spec.name + ": epoch-based schedule needs at least one "
+bool is_epoch_stepped(const SchedulePhase& p) {
+  return p.by_epoch && !p.convert_to_iter_based;
+}
+
+}  // namespace
+
+ParamSchedule::ParamSchedule(std::vector<SchedulePhase> phases, std::int64_t iters_per_epoch)
+    : iters_per_epoch_(iters_per_epoch) {
+  for (SchedulePhase& p : phases) {
+    if (p.by_epoch && iters_per_epoch < 1) {
+      throw std::invalid_argument(p.name +
+                                  ": an epoch-based schedule needs at least one "
                                   "iteration per epoch");
     }
-    const double scale = epochs ? static_cast<double>(iters_per_epoch) : 1.0;
-    Phase p{spec, spec.begin * scale, spec.end * scale,
-            epochs && !spec.convert_to_iter_based ? scale : 1.0};
-    if (epochs && spec.convert_to_iter_based) {
-      // Lengths counted in epochs become iterations.
-      p.spec.t_max *= scale;
-      p.spec.step_size *= scale;
-      for (double& m : p.spec.milestones) m *= scale;
-      p.unit = 1.0;
+    if (p.by_epoch && p.convert_to_iter_based) {
+      const auto scale = static_cast<double>(iters_per_epoch);
+      p.begin *= scale;
+      p.end *= scale;
+      p.t_max *= scale;
+      p.step_size *= scale;
+      for (double& m : p.milestones) m *= scale;
     }
-    if (!(p.end > p.begin)) {
-      throw std::invalid_argument(spec.name + ": end must be greater than begin");
-    }
+    if (!(p.end > p.begin))
+      throw std::invalid_argument(p.name + ": end must be greater than begin");
     phases_.push_back(std::move(p));
-  }
-  std::stable_sort(phases_.begin(), phases_.end(),
-                   [](const Phase& a, const Phase& b) { return a.begin < b.begin; });
-  for (std::size_t i = 0; i < phases_.size(); ++i) {
-    for (std::size_t j = i + 1; j < phases_.size(); ++j) {
-      if (phases_[i].spec.param == phases_[j].spec.param && phases_[j].begin < phases_[i].end) {
-        throw std::invalid_argument(phases_[i].spec.name + " and " + phases_[j].spec.name +
-                                    " schedule the same parameter over overlapping ranges; "
-                                    "ddp3d applies phases one after another");
-      }
-    }
   }
 }
 
 bool ParamSchedule::schedules(ScheduledParam param) const {
   return std::any_of(phases_.begin(), phases_.end(),
-                     [&](const Phase& p) { return p.spec.param == param; });
+                     [&](const SchedulePhase& p) { return p.param == param; });
 }
 
-double ParamSchedule::apply(const Phase& phase, double v0, double t) {
-  const SchedulePhase& s = phase.spec;
+double ParamSchedule::step(const SchedulePhase& s, double v, double t, double base) {
+  // mmengine's _get_value of each scheduler; t is last_step (0 on the phase's first step).
+  const double total = s.end - s.begin - 1;  // mmengine's total_iters
   switch (s.kind) {
     case ScheduleKind::kStep:
-      return v0 * std::pow(s.gamma, std::floor(t / s.step_size));
+      if (t == 0 || std::fmod(t, s.step_size) != 0) return v;
+      return v * s.gamma;
     case ScheduleKind::kMultiStep: {
-      const auto passed = std::count_if(s.milestones.begin(), s.milestones.end(),
-                                        [&](double m) { return t >= m; });
-      return v0 * std::pow(s.gamma, static_cast<double>(passed));
-    }
-    case ScheduleKind::kLinear: {
-      // Reaches end_factor at the phase's last step (length end - begin - 1).
-      const double length = (phase.end - phase.begin) / phase.unit - 1.0;
-      const double frac = length <= 0 ? 1.0 : std::min(t / length, 1.0);
-      return v0 * (s.start_factor + (s.end_factor - s.start_factor) * frac);
+      const auto hits = std::count(s.milestones.begin(), s.milestones.end(), t);
+      return v * std::pow(s.gamma, static_cast<double>(hits));
     }
     case ScheduleKind::kConstant:
-      return v0 * s.factor;
-    case ScheduleKind::kCosine:
-      return s.eta_min + (v0 - s.eta_min) * (1.0 + std::cos(std::numbers::pi * t / s.t_max)) / 2.0;
+      if (t == 0) return v * s.factor;
+      if (t != total) return v;
+      return v / s.factor;
+    case ScheduleKind::kLinear:
+      if (t == 0) return v * s.start_factor;
+      if (t > total) return v;
+      return v * (1.0 + (s.end_factor - s.start_factor) /
+                            (total * s.start_factor + (t - 1) * (s.end_factor - s.start_factor)));
+    case ScheduleKind::kCosine: {
+      const double pi = std::numbers::pi;
+      if (t == 0) return v;
+      if (std::fmod(t - 1 - s.t_max, 2 * s.t_max) == 0) {
+        return v + (base - s.eta_min) * (1 - std::cos(pi / s.t_max)) / 2;
+      }
+      return (1 + std::cos(pi * t / s.t_max)) / (1 + std::cos(pi * (t - 1) / s.t_max)) *
+                 (v - s.eta_min) +
+             s.eta_min;
+    }
   }
-  return v0;
+  return v;
+}
+
+double ParamSchedule::advance(ScheduledParam param, double v, double base, std::int64_t g,
+                              bool epoch_steps) const {
+  const auto gd = static_cast<double>(g);
+  for (const SchedulePhase& p : phases_) {
+    if (p.param != param || is_epoch_stepped(p) != epoch_steps) continue;
+    if (gd >= p.begin && gd < p.end) v = step(p, v, gd - p.begin, base);
+  }
+  return v;
 }
 
 double ParamSchedule::value(ScheduledParam param, double base, std::int64_t iter) const {
-  double v = base;
-  const double i = static_cast<double>(iter);
-  for (const Phase& p : phases_) {
-    if (p.spec.param != param || i < p.begin) continue;
-    // The last step the phase takes; beyond its end it holds that value.
-    const double last_iter = std::isinf(p.end) ? i : std::min(i, p.end - 1.0);
-    const double t = std::floor((last_iter - p.begin) / p.unit);
-    if (p.spec.kind == ScheduleKind::kConstant && i >= p.end) continue;  // factor lifted at end
-    v = apply(p, v, t);
+  Cursor& c = cursors_[param == ScheduledParam::kLr ? 0 : 1];
+  if (!c.valid || c.base != base || iter < c.iter) {
+    // Construction: every scheduler takes its initial step (global step 0), in config order.
+    double v = base;
+    for (const SchedulePhase& p : phases_) {
+      if (p.param == param && p.begin <= 0 && p.end > 0) v = step(p, v, 0, base);
+    }
+    c = Cursor{true, base, 0, v};
   }
-  return v;
+  while (c.iter < iter) {
+    ++c.iter;  // after iteration c.iter - 1: iteration-based steps, then at an epoch's end
+               // (mmengine's after_train_iter, then after_train_epoch) the epoch-based ones.
+    c.value = advance(param, c.value, base, c.iter, false);
+    if (iters_per_epoch_ > 0 && c.iter % iters_per_epoch_ == 0) {
+      c.value = advance(param, c.value, base, c.iter / iters_per_epoch_, true);
+    }
+  }
+  return c.value;
 }
 
 }  // namespace ddp3d::engine

@@ -1,14 +1,13 @@
-// Learning-rate and momentum schedules in mmengine's terms (param_scheduler), as closed forms of
-// the global iteration: the value at iteration i is a pure function of i, so resuming needs
-// only the iteration counter and every rank computes the same value without communication.
+// Learning-rate and momentum schedules with mmengine's semantics (param_scheduler): each
+// scheduler is "chainable" -- at every step it updates the parameter's current value -- and
+// schedulers apply in config order, so overlapping ones compose (a LinearLR warm-up over a
+// StepLR or a cosine) exactly as in mmengine. Iteration-based schedulers step after every
+// iteration, epoch-based ones after every epoch; convert_to_iter_based turns epoch counts
+// (begin, end, T_max, step_size, milestones) into iterations.
 //
-// Phases of one parameter (lr, or momentum = SGD momentum / Adam beta1) apply one after another
-// by [begin, end); each starts from the value the previous one left (mmengine's chainable
-// behaviour). At iteration i a phase uses step t = i - begin, and after its end it holds the
-// value of its last step t = end - begin - 1 (mmengine steps the scheduler after each
-// iteration and stops at end). Epoch-based phases are converted to iterations with
-// iters_per_epoch: with convert_to_iter_based they change every iteration, without they change
-// at epoch boundaries only.
+// The value at global iteration i is a pure function of i (the recurrence replayed from 0, with
+// a cursor so sequential queries cost O(1)), so resuming needs only the iteration counter and
+// every rank computes the same value without communication.
 #pragma once
 
 #include <cstdint>
@@ -49,25 +48,31 @@ struct SchedulePhase {
 
 class ParamSchedule {
  public:
-  // Throws std::invalid_argument when two phases of the same parameter overlap (naming both),
-  // or iters_per_epoch < 1 while a phase counts epochs.
+  // Throws std::invalid_argument when iters_per_epoch < 1 or a phase has end <= begin.
   ParamSchedule(std::vector<SchedulePhase> phases, std::int64_t iters_per_epoch);
 
-  // The value of `param` at global iteration `iter` (0-based), starting from `base` (the
-  // optimizer's configured lr or momentum).
+  // The value of `param` used by global iteration `iter` (0-based), starting from `base` (the
+  // optimizer's configured lr or momentum). Not thread-safe (the cursor).
   double value(ScheduledParam param, double base, std::int64_t iter) const;
   bool schedules(ScheduledParam param) const;
 
  private:
-  // A phase in iteration units.
-  struct Phase {
-    SchedulePhase spec;
-    double begin;
-    double end;
-    double unit;  // iterations per schedule step (1, or iters_per_epoch for epoch stepping)
+  // One chainable step t (t = step - begin) of `phase` on value v.
+  static double step(const SchedulePhase& phase, double v, double t, double base);
+  // Applies the steps of global step `g` of the iteration-based (epoch_steps false) or
+  // epoch-based phases of `param` to v.
+  double advance(ScheduledParam param, double v, double base, std::int64_t g,
+                 bool epoch_steps) const;
+
+  std::vector<SchedulePhase> phases_;  // config order; iteration units when iteration-based
+  std::int64_t iters_per_epoch_;
+  struct Cursor {
+    bool valid = false;
+    double base = 0;
+    std::int64_t iter = 0;
+    double value = 0;
   };
-  static double apply(const Phase& phase, double start_value, double t);
-  std::vector<Phase> phases_;  // sorted by begin
+  mutable Cursor cursors_[2];
 };
 
 }  // namespace ddp3d::engine

@@ -72,8 +72,8 @@ std::shared_ptr<T> Registry<T>::build(const config::Config& cfg) const {
     for (const auto& entry : factories_) known += (known.empty() ? "" : ", ") + entry.first;
     const std::string key = cfg.path().empty() ? "type" : cfg.path() + ".type";
     throw config::ConfigError(cfg.origin("type"), key,
-                              "unknown " + kind_ + " type '" + type + "' (registered: " +
-                                  (known.empty() ? "none" : known) + ")");
+                              "unknown " + kind_ + " type '" + type +
+                                  "' (registered: " + (known.empty() ? "none" : known) + ")");
   }
   return it->second(cfg);
 }

@@ -35,9 +35,8 @@ const at::Tensor& Sample::tensor(const std::string& name) const {
 const at::Tensor& Batch::get(const std::string& name) const {
   const auto it = stacked.find(name);
   if (it == stacked.end()) {
-    throw std::out_of_range("batch has no stacked field '" + name +
-                            "' (stacked: " + field_names(stacked) + "; lists: " +
-                            field_names(lists) + ")");
+    throw std::out_of_range("batch has no stacked field '" + name + "' (stacked: " +
+                            field_names(stacked) + "; lists: " + field_names(lists) + ")");
   }
   return it->second;
 }
@@ -45,8 +44,8 @@ const at::Tensor& Batch::get(const std::string& name) const {
 const std::vector<at::Tensor>& Batch::list(const std::string& name) const {
   const auto it = lists.find(name);
   if (it == lists.end()) {
-    throw std::out_of_range("batch has no list field '" + name + "' (lists: " +
-                            field_names(lists) + "; stacked: " + field_names(stacked) + ")");
+    throw std::out_of_range("batch has no list field '" + name + "' (lists: " + field_names(lists) +
+                            "; stacked: " + field_names(stacked) + ")");
   }
   return it->second;
 }
@@ -86,8 +85,7 @@ Batch collate_samples(const std::vector<Sample>& samples,
       const at::Tensor& t = samples[i].tensor(name);
       if (!list_fields.count(name) && !t.sizes().equals(t0.sizes())) {
         throw std::invalid_argument("collate: field '" + name + "' has shape " + shape_string(t) +
-                                    " in sample " + std::to_string(i) + " but " +
-                                    shape_string(t0) +
+                                    " in sample " + std::to_string(i) + " but " + shape_string(t0) +
                                     " in sample 0; declare it in Dataset::list_fields()");
       }
       column.push_back(t);

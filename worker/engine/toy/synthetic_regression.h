@@ -15,7 +15,7 @@ namespace ddp3d::engine {
 
 struct SyntheticRegressionOptions {
   std::int64_t num_samples = 1024;
-  std::int64_t in_dim = 8;  // config key in_features
+  std::int64_t in_dim = 8;   // config key in_features
   std::int64_t out_dim = 1;  // config key out_features
   double noise = 0.05;
   std::uint64_t seed = 0;

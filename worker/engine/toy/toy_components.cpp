@@ -13,8 +13,7 @@ namespace ddp3d::engine {
 void register_toy_components() {
   model_registry().add("ToyRegressor", [](const config::Config& cfg) {
     return std::make_shared<ToyRegressor>(
-        cfg.get<std::int64_t>("in_features"),
-        cfg.get_or<std::vector<std::int64_t>>("hidden", {32}),
+        cfg.get<std::int64_t>("in_features"), cfg.get_or<std::vector<std::int64_t>>("hidden", {32}),
         cfg.get_or<std::int64_t>("out_features", 1), cfg.get_or<bool>("unused_branch", false));
   });
   dataset_registry().add("SyntheticRegression", [](const config::Config& cfg) {
@@ -27,8 +26,9 @@ void register_toy_components() {
     o.seed = static_cast<std::uint64_t>(cfg.get_or<std::int64_t>("seed", 0));
     return std::make_shared<SyntheticRegression>(o);
   });
-  evaluator_registry().add("RegressionMetric",
-                           [](const config::Config&) { return std::make_shared<RegressionMetric>(); });
+  evaluator_registry().add("RegressionMetric", [](const config::Config&) {
+    return std::make_shared<RegressionMetric>();
+  });
 }
 
 }  // namespace ddp3d::engine
