@@ -17,6 +17,7 @@ and nothing more. Needs root (network namespaces).
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -44,19 +45,22 @@ OPERATOR_SA = "ddp3d-operator"
 RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 SCENARIO_TIMEOUT_S = 120
 
-# What every rank runs. The operator's default pod command is
-# `bash tools/dist_train.sh <config> <gpus> <args>`, which needs `ddp3d train`; until the
-# engine lands it, the job's template sets the command (the CRD's pass-through) to the
-# launcher + the worker's distributed self-check, which joins the same c10d rendezvous
-# (TCPStore at MASTER_ADDR:MASTER_PORT, Gloo) and all-reduces across the world.
-WORKER_COMMAND = ["ddp3d", "launch", "--", "ddp3d", "check-dist", "--timeout", "60"]
-RANK_SUBCOMMAND = "check-dist"  # argv[1] of a rank process (the launcher's is "launch")
+# What every rank runs: the operator's default pod command, `bash tools/dist_train.sh
+# <config> <gpusPerNode> <args>` from the image's WORKDIR (the source tree here), i.e.
+# `ddp3d launch ... -- ddp3d train <config> --seed 0 --launcher pytorch <args>`.
+TOY_CONFIG = "configs/toy/toy_regression_2proc.yaml"
+RANK_SUBCOMMAND = "train"  # argv[1] of a rank process (the launcher's is "launch")
+LOSS = re.compile(r"Epoch\(train\) \[(\d+)\]\[\s*(\d+)/\d+\].* loss: ([0-9.eE+-]+)")
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def env_port(pod):
+    return next(e["value"] for e in pod["spec"]["containers"][0]["env"] if e["name"] == "PORT")
 
 
 def run(args, **kw):
@@ -237,20 +241,33 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         self.assertEqual(self.kubelet.errors, [], "the e2e kubelet reported errors")
         self.assertIsNone(self.operator.poll(), "ddp3d-operator died:\n" + self.operator_log())
 
-    def apply_job(self, name, backoff_limit=0):
+    def apply_job(self, name, max_epochs, backoff_limit=0):
+        # Pods share this machine's filesystem, so the work dir (a volume on a cluster) is
+        # simply a local folder; --resume auto makes a restarted group continue from it.
+        self.work_dir = os.path.join(self.tmp, "work", name)
         job = {
             "apiVersion": "ddp3d.io/v1alpha1", "kind": "TrainingJob",
             "metadata": {"name": name, "namespace": JOBS_NS},
             "spec": {
-                "nnodes": 2, "gpusPerNode": 0, "port": free_port(),
-                "config": "configs/toy/toy_regression_2proc.yaml",
-                "args": ["--work-dir", os.path.join(self.tmp, "work", name)],
+                "nnodes": 2, "gpusPerNode": 0, "port": free_port(), "config": TOY_CONFIG,
+                "args": ["--work-dir", self.work_dir, "--resume", "auto",
+                         "--cfg-options", f"train_cfg.max_epochs={max_epochs}"],
                 "image": "ddp3d-worker:e2e",
-                "template": {"spec": {"containers": [{"name": "worker", "command": WORKER_COMMAND}]}},
                 "runPolicy": {"restartPolicy": "OnFailure", "backoffLimit": backoff_limit,
                               "cleanPodPolicy": "None"},
             }}
         self.cp.kubectl("apply", "-f", "-", stdin=json.dumps(job), check=True)
+
+    def assert_trained(self, log, max_epochs, loss_must_halve=True):
+        """Rank 0's log: world size 2, trained up to max_epochs, the loss fell."""
+        self.assertIn("ddp3d train: world size 2", log)
+        self.assertIn("training finished", log)
+        losses = [(int(e), float(v)) for e, _, v in LOSS.findall(log)]
+        self.assertTrue(losses, log[-2000:])
+        self.assertEqual(losses[-1][0], max_epochs)
+        if loss_must_halve:
+            self.assertLess(losses[-1][1], losses[0][1] / 2, f"loss fell: {losses[0]} -> {losses[-1]}")
+        return losses
 
     def job_status(self, name):
         return self.api.training_job(JOBS_NS, name).get("status") or {}
@@ -282,7 +299,7 @@ class TrainingJobEndToEndTest(unittest.TestCase):
     # -- scenarios ---------------------------------------------------------------------
     def test_1_two_node_job_rendezvous_over_pod_network_and_succeeds(self):
         name = "toy"
-        self.apply_job(name)
+        self.apply_job(name, max_epochs=6)
         status = self.wait_phase(name, "Succeeded")
         phases = self.recorder.phases(name)
         self.assertIn("Running", phases, f"phases seen: {phases}")
@@ -298,8 +315,11 @@ class TrainingJobEndToEndTest(unittest.TestCase):
             run_ = runs[pod_name]
             self.assertEqual(run_.exit_code, 0, run_.log())
             log = run_.log()
-            self.assertIn("of world size 2", log)
-            self.assertIn(f"rendezvous at {master}:", log, "rank joined at rank 0's DNS name")
+            self.assertIn(f"node {rank}/2: world size 2", log)
+            self.assertIn(f"rendezvous at {master}:{env_port(self.pod(pod_name))} as rank {rank}/2", log,
+                          "each rank joined at rank 0's DNS name")
+            if rank == 0:
+                losses = self.assert_trained(log, 6)
             pod = self.pod(pod_name)
             env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
             self.assertEqual((env["NNODES"], env["NODE_RANK"], env["WORLD_SIZE"], env["MASTER_ADDR"]),
@@ -310,17 +330,19 @@ class TrainingJobEndToEndTest(unittest.TestCase):
             self.assertEqual(term["exitCode"], 0)
         nodes = {n.get("pod"): n for n in status.get("nodes", [])}
         self.assertEqual(sorted(nodes), sorted(runs), status)
-        print(f"[e2e] {name}: phases {phases}; pod IPs {sorted(ips)}; MASTER_ADDR {master}")
+        print(f"[e2e] {name}: phases {phases}; pod IPs {sorted(ips)}; MASTER_ADDR {master}; "
+              f"loss {losses[0][1]} -> {losses[-1][1]} over {losses[-1][0]} epochs")
 
     def test_2_killed_rank_restarts_the_whole_group(self):
-        name = "crash"
-        # Rank 0 of the first attempt is held back, so rank 1 is provably mid-run (its
-        # launcher and rank process are up, waiting in the rendezvous) when it is killed.
-        hold = self.kubelet.hold(lambda pod: pod["metadata"]["name"] == f"{name}-node-0"
-                                 and pod["metadata"]["labels"].get("ddp3d.io/attempt") == "0")
-        self.addCleanup(self.kubelet.release, hold)
-        self.apply_job(name, backoff_limit=2)
+        name, epochs = "crash", 30
+        self.apply_job(name, max_epochs=epochs, backoff_limit=2)
         victim_pod = f"{name}-node-1"
+
+        # Mid-training: once rank 0 has saved its second checkpoint, SIGKILL rank 1's
+        # training process (as the OOM killer would), not its launcher.
+        def checkpoint_saved():
+            return any("epoch_2.pth" in r.log() for r in self.kubelet.runs_of(f"{name}-node-0"))
+        wait_until(checkpoint_saved, 90, "rank 0's second checkpoint", interval_s=0.02)
 
         def rank_process():
             for run_ in self.kubelet.runs_of(victim_pod):
@@ -328,7 +350,7 @@ class TrainingJobEndToEndTest(unittest.TestCase):
                     if len(argv) > 1 and argv[0].endswith("ddp3d") and argv[1] == RANK_SUBCOMMAND:
                         return run_, pid
             return None
-        first_run, pid = wait_until(rank_process, 60, f"the rank process of {victim_pod}")
+        first_run, pid = wait_until(rank_process, 10, f"the rank process of {victim_pod}")
         os.kill(pid, signal.SIGKILL)
 
         # The pod as the API server stored it when the kubelet reported the end.
@@ -348,17 +370,21 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         self.assertIn((victim_pod, 137), seen_codes)
         for rank in (0, 1):
             runs = self.kubelet.runs_of(f"{name}-node-{rank}")
-            attempts = [r.labels.get("ddp3d.io/attempt") for r in runs]
-            self.assertEqual(attempts[-1], "1", attempts)
-            last = runs[-1]
-            self.assertEqual(last.exit_code, 0, last.log())
-            self.assertIn("of world size 2", last.log())
+            self.assertEqual([r.labels.get("ddp3d.io/attempt") for r in runs], ["0", "1"])
+            self.assertEqual(runs[-1].exit_code, 0, runs[-1].log())
+            self.assertIn(f"node {rank}/2: world size 2", runs[-1].log())
             env = {e["name"]: e.get("value") for e in self.pod(f"{name}-node-{rank}")["spec"]["containers"][0]["env"]}
             self.assertEqual(env["DDP3D_ATTEMPT"], "1")
-        # Rank 0 of attempt 0 never ran; rank 1 of attempt 0 ran once and died.
-        self.assertEqual([r.labels.get("ddp3d.io/attempt") for r in self.kubelet.runs_of(f"{name}-node-0")], ["1"])
-        self.assertEqual([r.labels.get("ddp3d.io/attempt") for r in self.kubelet.runs_of(victim_pod)], ["0", "1"])
-        print(f"[e2e] {name}: phases {phases}; first attempt exit {first_run.exit_code}; restarts {status.get('restarts')}")
+        # Attempt 1 resumed from attempt 0's newest checkpoint and finished the schedule.
+        log = self.kubelet.runs_of(f"{name}-node-0")[-1].log()
+        resumed = re.search(r"resumed from (\S+epoch_(\d+)\.pth) at epoch (\d+)", log)
+        self.assertIsNotNone(resumed, log[-3000:])
+        self.assertGreaterEqual(int(resumed.group(2)), 2)
+        self.assertTrue(resumed.group(1).startswith(self.work_dir))
+        losses = self.assert_trained(log, epochs, loss_must_halve=False)
+        self.assertGreater(losses[0][0], 1, "attempt 1 did not start again from epoch 1")
+        print(f"[e2e] {name}: phases {phases}; attempt 0 exit {first_run.exit_code}; restarts "
+              f"{status.get('restarts')}; attempt 1 resumed at epoch {resumed.group(3)}")
 
     def test_3_operator_runs_as_the_charts_service_account(self):
         kubeconfig = self.operator_kubeconfig
