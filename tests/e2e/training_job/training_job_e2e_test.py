@@ -9,10 +9,11 @@ IP, resolving its peers by their headless-Service DNS names. Rendezvous therefor
 if the operator's MASTER_ADDR, Service and hostname/subdomain are right: the ranks share no
 loopback and no host name.
 
-Scenarios: a 2-node CPU job runs to Succeeded with world size 2; a rank SIGKILLed mid-run
-fails its pod with exit code 137 and the operator restarts the whole group (attempt + 1,
-restarts + 1), which then succeeds; the operator's identity is the chart's ServiceAccount
-and nothing more. Needs root (network namespaces).
+Scenarios: a 2-node CPU job (`tools/dist_train.sh` -> `ddp3d train` on the toy config) runs
+to Succeeded with world size 2 and a falling loss; a rank SIGKILLed mid-training fails its
+pod with exit code 137 and the operator restarts the whole group (attempt + 1, restarts + 1),
+which resumes from the newest checkpoint and succeeds; the operator's identity is the
+chart's ServiceAccount and nothing more. Needs root (network namespaces). docs/e2e.md.
 """
 
 import json
@@ -364,10 +365,12 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         self.assertEqual(status.get("restarts"), 1, status)
         phases = self.recorder.phases(name)
         self.assertIn("Restarting", phases, phases)
-        # The operator saw the failure: some status named rank 1's exit code.
-        seen_codes = {(n.get("pod"), n.get("exitCode")) for job, st in self.recorder.statuses
-                      if job == name for n in st.get("nodes", [])}
-        self.assertIn((victim_pod, 137), seen_codes)
+        # The operator's status named a failed exit code: 137 of the victim, or that of its
+        # peer, which fails too once its all-reduce partner is gone (whichever it saw first).
+        failed_codes = {(n.get("pod"), n.get("exitCode")) for job, st in self.recorder.statuses
+                        if job == name for n in st.get("nodes", []) if n.get("exitCode")}
+        self.assertTrue(failed_codes, "no failed node in any status")
+        self.assertTrue(all(code == 137 for pod, code in failed_codes if pod == victim_pod), failed_codes)
         for rank in (0, 1):
             runs = self.kubelet.runs_of(f"{name}-node-{rank}")
             self.assertEqual([r.labels.get("ddp3d.io/attempt") for r in runs], ["0", "1"])
@@ -383,7 +386,8 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         self.assertTrue(resumed.group(1).startswith(self.work_dir))
         losses = self.assert_trained(log, epochs, loss_must_halve=False)
         self.assertGreater(losses[0][0], 1, "attempt 1 did not start again from epoch 1")
-        print(f"[e2e] {name}: phases {phases}; attempt 0 exit {first_run.exit_code}; restarts "
+        print(f"[e2e] {name}: phases {phases}; attempt 0 exit {first_run.exit_code}; failed nodes in "
+              f"the job status {sorted(failed_codes)}; restarts "
               f"{status.get('restarts')}; attempt 1 resumed at epoch {resumed.group(3)}")
 
     def test_3_operator_runs_as_the_charts_service_account(self):
