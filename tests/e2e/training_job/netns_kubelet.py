@@ -42,8 +42,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
-    # The container's processes must not outlive a crashed harness.
+def die_with_parent():
+    # Processes started by the harness must not outlive it when it is killed.
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
@@ -247,7 +247,7 @@ class NetnsKubelet:
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(cmd, cwd=self.source_dir, env=full_env, stdin=subprocess.DEVNULL,
                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=_die_with_parent)
+                                    preexec_fn=die_with_parent)
         run = PodRun(pod, netns, ip, log_path, proc)
         with self._lock:
             self.runs[meta["uid"]] = run

@@ -36,7 +36,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
 from controlplane import ControlPlane  # noqa: E402
 from kube_api import KubeApi  # noqa: E402
-from netns_kubelet import NetnsKubelet  # noqa: E402
+from netns_kubelet import NetnsKubelet, die_with_parent  # noqa: E402
 from pod_network import netns_supported  # noqa: E402
 
 OPERATOR_BIN = os.path.join(BINARY_DIR, "operator", "ddp3d-operator")
@@ -204,7 +204,8 @@ class TrainingJobEndToEndTest(unittest.TestCase):
         cls.operator_log_path = os.path.join(cls.tmp, "operator.log")
         log = open(cls.operator_log_path, "wb")
         cls.operator = subprocess.Popen([OPERATOR_BIN, *args], env=env, stdout=log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=die_with_parent)
         log.close()
         cls.addClassCleanup(cls._stop_operator)
 
