@@ -5,12 +5,15 @@
 
 #include "worker/cli/check_dist_command.h"
 #include "worker/cli/data_command.h"
+#include "worker/engine/commands.h"
 #include "worker/launch/launcher.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: ddp3d <command> [args...]\n"
+    "  train       train a model from a config (ddp3d train CONFIG ...)\n"
+    "  test        evaluate a checkpoint (ddp3d test CONFIG CHECKPOINT ...)\n"
     "  launch      start one process per local rank (torch.distributed.launch)\n"
     "  check-dist  join the process group and verify an all-reduce\n"
     "  data        dataset tools: synth-kitti (synthetic KITTI-layout data)\n";
@@ -19,6 +22,8 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   const std::string_view command = argc >= 2 ? argv[1] : "";
+  if (command == "train") return ddp3d::engine::run_train(argc - 1, argv + 1);
+  if (command == "test") return ddp3d::engine::run_test(argc - 1, argv + 1);
   if (command == "launch") return ddp3d::launch::run_launch(argc - 1, argv + 1);
   if (command == "check-dist") return ddp3d::cli::run_check_dist(argc - 1, argv + 1);
   if (command == "data") return ddp3d::cli::run_data(argc - 1, argv + 1);

@@ -1,5 +1,6 @@
 #include "worker/launch/launch_options.h"
 
+#include <optional>
 #include <stdexcept>
 
 namespace ddp3d::launch {
@@ -53,12 +54,21 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args,
   }
 
   std::size_t i = 0;
+  // torch.distributed.launch accepts `--flag value` and `--flag=value`; the seed's
+  // tools/dist_train.sh uses the second form.
+  std::optional<std::string> inline_value;
   auto value_of = [&](const std::string& flag) -> const std::string& {
+    if (inline_value) return *inline_value;
     if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
     return args[++i];
   };
   for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
+    std::string a = args[i];
+    inline_value.reset();
+    if (const auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = a.substr(eq + 1);
+      a.resize(eq);
+    }
     if (a == "--") {
       ++i;
       break;

@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# The ddp3d worker image: the `ddp3d` binary built against LibTorch from PyPI's torch wheel
+# (which carries CUDA, cuDNN and NCCL) by the same tools/setup.sh as bare metal, with the
+# CUDA/NCCL paths on. Its entry point is the seed's script, so the image runs exactly the
+# bare-metal command, and the operator's pods (command `bash tools/dist_train.sh CONFIG GPUS
+# ARGS`, run from this WORKDIR) need nothing else:
+#   docker build -f docker/worker.Dockerfile -t ghcr.io/ddp3d/worker:0.1.0 .
+#   docker run --gpus all -e NNODES=2 -e NODE_RANK=0 -e MASTER_ADDR=10.0.0.1 -e PORT=29500 \
+#     ghcr.io/ddp3d/worker:0.1.0 configs/toy/toy_regression_2proc.yaml 8 --work-dir /data/w
+ARG CUDA_VERSION=13.0.0
+ARG UBUNTU_RELEASE=ubuntu24.04
+
+# nvcc and the CUDA headers for the CUDA/NCCL sources (DDP3D_WITH_CUDA=ON).
+FROM nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU_RELEASE} AS build
+# gcc 12: the compiler the project is developed and warning-checked with.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++-12 \
+ && rm -rf /var/lib/apt/lists/*
+ENV CC=gcc-12 CXX=g++-12 \
+    DDP3D_CACHE=/opt/ddp3d \
+    DDP3D_BUILD_DIR=/src/build \
+    DDP3D_TORCH_VERSION=2.15.0 \
+    DDP3D_CMAKE_ARGS="-DDDP3D_WITH_CUDA=ON -DDDP3D_BUILD_TESTS=OFF"
+WORKDIR /src
+COPY . .
+# Debian packages, the LibTorch venv (in $DDP3D_CACHE) and the build, as on bare metal.
+RUN bash tools/setup.sh
+
+# The runtime needs only the driver libraries the NVIDIA container runtime mounts: CUDA,
+# cuDNN, NCCL and libgomp come with the torch wheel in the venv. yaml-cpp is the config
+# reader's (worker/config) library, linked by `ddp3d train`.
+FROM nvidia/cuda:${CUDA_VERSION}-base-${UBUNTU_RELEASE}
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libyaml-cpp0.8 \
+ && rm -rf /var/lib/apt/lists/*
+# Same path as in the build stage: the binary's RPATH points into the venv's torch/lib.
+COPY --from=build /opt/ddp3d/venv-torch-2.15.0 /opt/ddp3d/venv-torch-2.15.0
+COPY --from=build /src/build/worker/ddp3d /usr/local/bin/ddp3d
+WORKDIR /workspace/ddp3d
+COPY tools/ tools/
+COPY configs/ configs/
+ENV DDP3D_BIN=/usr/local/bin/ddp3d
+ENTRYPOINT ["bash", "tools/dist_train.sh"]

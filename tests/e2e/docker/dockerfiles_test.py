@@ -1,0 +1,248 @@
+"""docker/*.Dockerfile agree with the build, the chart and the scripts they package.
+
+There is no Docker engine on the development machines, so the images are not built here;
+instead every fact an image build or a pod start relies on is checked against the tree and
+the built binaries: COPY sources exist, the operator stage's sources configure the operator
+on their own, the runtime stages install the packages that provide the binaries' shared
+libraries, the flags and ports the chart passes are accepted/exposed, the user is numeric
+(the chart sets runAsNonRoot), the worker's entry point is the script the operator's pods
+run, and the LibTorch venv is copied from where tools/setup.sh puts it.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+SOURCE_DIR = os.environ.get(
+    "DDP3D_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
+BINARY_DIR = os.environ.get("DDP3D_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))
+OPERATOR_BIN = os.path.join(BINARY_DIR, "operator", "ddp3d-operator")
+WORKER_BIN = os.path.join(BINARY_DIR, "worker", "ddp3d")
+# Present in every Debian/Ubuntu base image (apt itself depends on them).
+BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6"}
+
+
+def read(rel):
+    with open(os.path.join(SOURCE_DIR, rel)) as f:
+        return f.read()
+
+
+def instructions(dockerfile):
+    """[(stage index, KEYWORD, argument text)] with continuations joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", "\n".join(
+        line for line in read(dockerfile).splitlines() if not line.lstrip().startswith("#")))
+    out, stage = [], -1
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        keyword, _, arg = line.strip().partition(" ")
+        keyword = keyword.upper()
+        if keyword == "FROM":
+            stage += 1
+        out.append((stage, keyword, arg.strip()))
+    return out
+
+
+def args_of(dockerfile):
+    """ARG and ENV defaults, for ${VAR} expansion in the tests."""
+    values = {}
+    for _, kw, arg in instructions(dockerfile):
+        if kw in ("ARG", "ENV"):
+            for token in shlex.split(arg):
+                if "=" in token:
+                    k, v = token.split("=", 1)
+                    values[k] = v
+    return values
+
+
+def expand(text, values):
+    return re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def copies(dockerfile):
+    """[(stage, from-stage or None, [sources], destination)]."""
+    out = []
+    for stage, kw, arg in instructions(dockerfile):
+        if kw != "COPY":
+            continue
+        words = shlex.split(arg)
+        opts = [w for w in words if w.startswith("--")]
+        paths = [w for w in words if not w.startswith("--")]
+        src_stage = next((o.split("=", 1)[1] for o in opts if o.startswith("--from=")), None)
+        out.append((stage, src_stage, paths[:-1], paths[-1]))
+    return out
+
+
+def apt_installs(dockerfile, stage):
+    pkgs = []
+    for s, kw, arg in instructions(dockerfile):
+        if s == stage and kw == "RUN" and "apt-get install" in arg:
+            after = arg.split("apt-get install", 1)[1].split("&&", 1)[0]
+            pkgs += [w for w in after.split() if not w.startswith("-")]
+    return set(pkgs)
+
+
+def library_packages(binary):
+    """Debian packages providing the shared libraries `binary` links directly (its NEEDED
+    entries; apt brings their own dependencies)."""
+    dynamic = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, check=True).stdout
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic))
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    packages = {}
+    for line in ldd.splitlines():
+        m = re.match(r"\s*(\S+) => (/\S+)", line)
+        if not m or m.group(1) not in needed:
+            continue
+        owner = subprocess.run(["dpkg", "-S", os.path.realpath(m.group(2))], capture_output=True, text=True)
+        if owner.returncode != 0:  # not from a Debian package (e.g. the torch wheel)
+            owner = subprocess.run(["dpkg", "-S", m.group(2)], capture_output=True, text=True)
+        if owner.returncode == 0:
+            packages[m.group(1)] = owner.stdout.split(":")[0].strip()
+        else:
+            packages[m.group(1)] = None
+    return packages
+
+
+def package_stem(name):
+    """libyaml-cpp0.7 -> libyaml-cpp, libssl3t64 -> libssl: names across releases."""
+    return re.sub(r"[0-9.]+(t64)?$", "", name)
+
+
+class OperatorImageTest(unittest.TestCase):
+    DOCKERFILE = "docker/operator.Dockerfile"
+
+    def test_copy_sources_exist(self):
+        for stage, src_stage, sources, _ in copies(self.DOCKERFILE):
+            if src_stage is None:
+                for s in sources:
+                    self.assertTrue(os.path.exists(os.path.join(SOURCE_DIR, s)), f"COPY {s}")
+
+    def test_build_stage_sources_alone_configure_the_operator(self):
+        """The stage copies only some folders: they must be enough for its cmake line."""
+        run_line = next(arg for s, kw, arg in instructions(self.DOCKERFILE)
+                        if s == 0 and kw == "RUN" and "cmake -S" in arg)
+        cmake_args = [w for w in shlex.split(run_line.split("&&")[0]) if w.startswith("-D")]
+        with tempfile.TemporaryDirectory() as tmp:
+            for stage, src_stage, sources, dest in copies(self.DOCKERFILE):
+                if stage != 0 or src_stage is not None:
+                    continue
+                for s in sources:
+                    src = os.path.join(SOURCE_DIR, s)
+                    target = os.path.join(tmp, dest, os.path.basename(s.rstrip("/"))) \
+                        if os.path.isfile(src) else os.path.join(tmp, dest)
+                    if os.path.isdir(src):
+                        shutil.copytree(src, target, dirs_exist_ok=True)
+                    else:
+                        os.makedirs(os.path.dirname(target), exist_ok=True)
+                        shutil.copy(src, target)
+            res = subprocess.run(["cmake", "-S", tmp, "-B", os.path.join(tmp, "build"), "-G", "Ninja",
+                                  *cmake_args], capture_output=True, text=True)
+            self.assertEqual(res.returncode, 0, res.stdout[-2000:] + res.stderr[-3000:])
+            targets = subprocess.run(["cmake", "--build", os.path.join(tmp, "build"), "--target", "help"],
+                                     capture_output=True, text=True).stdout
+            self.assertIn("ddp3d-operator", targets)
+            self.assertNotIn("ddp3d_torch", targets, "the operator image must not need LibTorch")
+
+    def test_runtime_installs_the_binarys_libraries(self):
+        values = args_of(self.DOCKERFILE)
+        with open("/etc/os-release") as f:
+            codename = re.search(r"VERSION_CODENAME=(\w+)", f.read()).group(1)
+        self.assertEqual(values["DEBIAN_RELEASE"], codename,
+                         "runtime package names are checked against this machine's release")
+        runtime = apt_installs(self.DOCKERFILE, 1)
+        needed = library_packages(OPERATOR_BIN)
+        for lib, pkg in needed.items():
+            self.assertIsNotNone(pkg, f"{lib} comes from no Debian package")
+            self.assertTrue(pkg in runtime or pkg in BASE_IMAGE_PACKAGES,
+                            f"{lib} ({pkg}) is not installed in the runtime stage: {sorted(runtime)}")
+        self.assertIn("libcpprest2.10", runtime)
+        self.assertIn("libyaml-cpp0.7", runtime)
+
+    def test_chart_flags_are_accepted_by_the_binary(self):
+        template = read("charts/ddp3d/templates/deployment.yaml")
+        flags = sorted(set(re.findall(r"^\s*- (--[a-z-]+)", template, re.M)))
+        self.assertEqual(flags, ["--health-address", "--leader-elect", "--metrics-address", "--namespace"])
+        # The chart's rendered form (values.yaml defaults), parsed by the real binary.
+        argv = ["--leader-elect", "--metrics-address=:8080", "--health-address=:8081",
+                "--namespace=a,b", "--help"]
+        res = subprocess.run([OPERATOR_BIN, *argv], capture_output=True, text=True, timeout=30)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        res = subprocess.run([OPERATOR_BIN, "--no-such-flag", "--help"], capture_output=True,
+                             text=True, timeout=30)
+        self.assertNotEqual(res.returncode, 0, "unknown flags are rejected, so the check above means something")
+
+    def test_entrypoint_user_and_ports_match_the_chart(self):
+        ins = instructions(self.DOCKERFILE)
+        entry = next(arg for _, kw, arg in ins if kw == "ENTRYPOINT")
+        binary_dest = next(dest for _, src_stage, sources, dest in copies(self.DOCKERFILE)
+                           if src_stage == "build" and sources[0].endswith("/ddp3d-operator"))
+        self.assertEqual(entry, f'["{binary_dest}"]')
+        user = next(arg for _, kw, arg in ins if kw == "USER")
+        uid = user.split(":")[0]
+        self.assertTrue(uid.isdigit() and int(uid) != 0,
+                        "the chart sets runAsNonRoot, which needs a numeric non-root USER")
+        values = read("charts/ddp3d/values.yaml")
+        self.assertIn("runAsNonRoot: true", values)
+        chart_ports = {int(p) for p in re.findall(r"^(?:metrics|health):\s*\n\s*port:\s*(\d+)", values, re.M)}
+        exposed = {int(p) for _, kw, arg in ins if kw == "EXPOSE" for p in arg.split()}
+        self.assertEqual(chart_ports, {8080, 8081})
+        self.assertEqual(exposed, chart_ports)
+
+
+class WorkerImageTest(unittest.TestCase):
+    DOCKERFILE = "docker/worker.Dockerfile"
+
+    def test_copy_sources_exist(self):
+        for stage, src_stage, sources, _ in copies(self.DOCKERFILE):
+            if src_stage is None:
+                for s in sources:
+                    self.assertTrue(os.path.exists(os.path.join(SOURCE_DIR, s)), f"COPY {s}")
+
+    def test_built_by_setup_sh_with_the_cuda_build_on(self):
+        values = args_of(self.DOCKERFILE)
+        runs = [arg for s, kw, arg in instructions(self.DOCKERFILE) if s == 0 and kw == "RUN"]
+        self.assertIn("bash tools/setup.sh", runs)
+        setup = read("tools/setup.sh")
+        default_torch = re.search(r'TORCH_VERSION="\$\{DDP3D_TORCH_VERSION:-([^}]+)\}"', setup).group(1)
+        self.assertEqual(values["DDP3D_TORCH_VERSION"], default_torch)
+        for var in ("DDP3D_CACHE", "DDP3D_BUILD_DIR", "DDP3D_TORCH_VERSION", "DDP3D_CMAKE_ARGS"):
+            self.assertIn(var, setup, f"setup.sh reads {var}")
+        top = read("CMakeLists.txt")
+        for opt in re.findall(r"-D(\w+)=", values["DDP3D_CMAKE_ARGS"]):
+            self.assertRegex(top, rf"option\({opt}\b", f"{opt} is a CMake option")
+        # The runtime stage copies the venv from where setup.sh created it (the binary's
+        # RPATH points there) and the binary from the build dir.
+        venv = f"{values['DDP3D_CACHE']}/venv-torch-{values['DDP3D_TORCH_VERSION']}"
+        from_build = {sources[0]: dest for _, src, sources, dest in copies(self.DOCKERFILE) if src == "build"}
+        self.assertEqual(from_build.get(venv), venv)
+        self.assertIn(f"{values['DDP3D_BUILD_DIR']}/worker/ddp3d", from_build)
+        self.assertEqual(values["DDP3D_BIN"], from_build[f"{values['DDP3D_BUILD_DIR']}/worker/ddp3d"])
+
+    def test_entrypoint_is_the_script_the_operator_runs(self):
+        ins = instructions(self.DOCKERFILE)
+        entry = next(arg for _, kw, arg in ins if kw == "ENTRYPOINT")
+        self.assertEqual(entry, '["bash", "tools/dist_train.sh"]')
+        workdir = [arg for s, kw, arg in ins if kw == "WORKDIR" and s == 1][-1]
+        dests = {dest.rstrip("/") for s, src, _, dest in copies(self.DOCKERFILE) if s == 1 and src is None}
+        self.assertTrue({"tools", "configs"} <= dests, f"{workdir} holds tools/ and configs/")
+        self.assertTrue(os.path.isfile(os.path.join(SOURCE_DIR, "tools", "dist_train.sh")))
+        # The operator's default pod command is the same script, relative to the WORKDIR.
+        controller = read("operator/controller/desired_objects.cpp")
+        self.assertIn('value::string("tools/dist_train.sh")', controller)
+        # dist_train.sh finds the binary through DDP3D_BIN first.
+        self.assertIn("DDP3D_BIN", read("tools/ddp3d_binary.sh"))
+
+    def test_runtime_installs_the_binarys_libraries(self):
+        runtime = {package_stem(p) for p in apt_installs(self.DOCKERFILE, 1)}
+        for lib, pkg in library_packages(WORKER_BIN).items():
+            if pkg is None or pkg in BASE_IMAGE_PACKAGES:
+                continue  # LibTorch's own libraries travel in the venv
+            self.assertIn(package_stem(pkg), runtime, f"{lib} ({pkg}) is not installed in the runtime stage")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

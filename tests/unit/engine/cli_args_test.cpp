@@ -1,0 +1,58 @@
+#include "worker/engine/cli_args.h"
+
+#include <gtest/gtest.h>
+
+namespace ddp3d::engine {
+namespace {
+
+TEST(TrainArgs, ParsesEveryFlag) {
+  const TrainArgs a =
+      parse_train_args({"cfg.yaml", "--work-dir", "w", "--seed", "7", "--deterministic", "--resume",
+                        "--cfg-options", "a.b=1", "c=[1, 2]", "--launcher", "pytorch"});
+  EXPECT_EQ(a.config, "cfg.yaml");
+  EXPECT_EQ(*a.work_dir, "w");
+  EXPECT_EQ(*a.seed, 7);
+  EXPECT_TRUE(a.deterministic);
+  EXPECT_EQ(*a.resume, "auto");
+  EXPECT_EQ(a.cfg_options, (std::vector<std::string>{"a.b=1", "c=[1, 2]"}));
+  EXPECT_EQ(a.launcher, "pytorch");
+  EXPECT_EQ(train_overrides(a),
+            (std::vector<std::string>{"a.b=1", "c=[1, 2]", "work_dir=w", "randomness.seed=7",
+                                      "randomness.deterministic=true"}));
+}
+
+TEST(TrainArgs, ResumeTakesAnOptionalValue) {
+  EXPECT_EQ(*parse_train_args({"c.yaml", "--resume", "auto"}).resume, "auto");
+  EXPECT_EQ(*parse_train_args({"c.yaml", "--resume", "w/epoch_2.pth"}).resume, "w/epoch_2.pth");
+  EXPECT_EQ(*parse_train_args({"c.yaml", "--resume"}).resume, "auto");
+  const TrainArgs a = parse_train_args({"--resume", "c.yaml"});  // CONFIG is not swallowed
+  EXPECT_EQ(a.config, "c.yaml");
+  EXPECT_EQ(*a.resume, "auto");
+  EXPECT_FALSE(parse_train_args({"c.yaml"}).resume.has_value());
+}
+
+TEST(TrainArgs, ErrorsNameTheFlag) {
+  auto message = [](std::vector<std::string> args) {
+    try {
+      parse_train_args(args);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"c.yaml", "--seed", "x"}).find("--seed"), std::string::npos);
+  EXPECT_NE(message({"c.yaml", "--launcher", "slurm"}).find("--launcher"), std::string::npos);
+  EXPECT_NE(message({"c.yaml", "--bogus"}).find("--bogus"), std::string::npos);
+  EXPECT_NE(message({}).find("CONFIG"), std::string::npos);
+  EXPECT_NE(message({"c.yaml", "--cfg-options", "novalue"}).find("key=value"), std::string::npos);
+}
+
+TEST(TestArgs, NeedsConfigAndCheckpoint) {
+  const TestArgs a = parse_test_args({"c.yaml", "w/epoch_1.pth", "--launcher", "pytorch"});
+  EXPECT_EQ(a.checkpoint, "w/epoch_1.pth");
+  EXPECT_EQ(a.launcher, "pytorch");
+  EXPECT_THROW(parse_test_args({"c.yaml"}), UsageError);
+}
+
+}  // namespace
+}  // namespace ddp3d::engine

@@ -1,0 +1,131 @@
+// The runner in one process: gradient accumulation equals one bigger batch, bf16 autocast on
+// CPU trains, and checkpoints + resume reproduce an uninterrupted run.
+#include "worker/engine/runner.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/utils.h>
+#include <unistd.h>
+
+#include "worker/engine/toy/synthetic_regression.h"
+#include "worker/engine/toy/toy_regressor.h"
+
+namespace ddp3d::engine {
+namespace {
+namespace fs = std::filesystem;
+
+struct Trained {
+  std::vector<at::Tensor> params;
+};
+
+RunnerOptions base_options(const fs::path& dir) {
+  RunnerOptions o;
+  o.work_dir = dir;
+  o.max_epochs = 2;
+  o.optimizer.type = "SGD";
+  o.optimizer.lr = 0.05;
+  o.train_loader.batch_size = 8;
+  o.train_loader.shuffle = false;
+  o.log_interval = 1000;
+  o.checkpoint_interval = -1;
+  return o;
+}
+
+std::vector<at::Tensor> train(const RunnerOptions& o, std::shared_ptr<Model> model,
+                              std::int64_t samples = 64) {
+  SyntheticRegressionOptions d;
+  d.num_samples = samples;
+  d.seed = 5;
+  d.noise = 0.01;
+  auto data = std::make_shared<SyntheticRegression>(d);
+  TrainLog log(false, o.work_dir, "x");
+  RunContext ctx;
+  ctx.seed = 11;
+  Runner runner(o, ctx, model, data, nullptr, nullptr, log);
+  runner.train();
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& p : model->parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+std::shared_ptr<ToyRegressor> fresh_model() {
+  torch::manual_seed(3);
+  return std::make_shared<ToyRegressor>(8, std::vector<std::int64_t>{16}, 1);
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ddp3d_runner_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RunnerTest, AccumulationEqualsOneBigBatch) {
+  RunnerOptions big = base_options(dir_);
+  RunnerOptions accumulated = base_options(dir_);
+  accumulated.train_loader.batch_size = 4;
+  accumulated.accumulative_counts = 2;
+  const auto a = train(big, fresh_model());
+  const auto b = train(accumulated, fresh_model());
+  const auto untouched = fresh_model()->parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(at::allclose(a[i], b[i], 1e-5, 1e-6)) << "parameter " << i;
+    EXPECT_FALSE(at::allclose(a[i], untouched[i])) << "parameter " << i << " never trained";
+  }
+}
+
+TEST_F(RunnerTest, Bf16AutocastTrainsOnCpu) {
+  RunnerOptions o = base_options(dir_);
+  o.precision = Precision::kBf16;
+  auto model = fresh_model();
+  const auto after = train(o, model);
+  for (const at::Tensor& p : after) EXPECT_TRUE(at::isfinite(p).all().item<bool>());
+  EXPECT_FALSE(at::allclose(after[0], fresh_model()->parameters()[0]));
+}
+
+TEST_F(RunnerTest, Fp16OnCpuIsRefusedClearly) {
+  RunnerOptions o = base_options(dir_);
+  o.precision = Precision::kFp16;
+  try {
+    train(o, fresh_model());
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
+  RunnerOptions o = base_options(dir_ / "full");
+  o.max_epochs = 3;
+  o.optimizer.momentum = 0.9;  // optimizer state must come back too
+  o.train_loader.shuffle = true;
+  o.checkpoint_interval = 1;
+  fs::create_directories(o.work_dir);
+  const auto full = train(o, fresh_model());
+
+  RunnerOptions first = o;
+  first.work_dir = dir_ / "split";
+  first.max_epochs = 1;  // stops after epoch 1, as if killed there
+  fs::create_directories(first.work_dir);
+  train(first, fresh_model());
+  RunnerOptions second = o;
+  second.work_dir = first.work_dir;
+  second.resume = "auto";
+  // A different initial model: everything must come from the checkpoint.
+  torch::manual_seed(99);
+  const auto resumed =
+      train(second, std::make_shared<ToyRegressor>(8, std::vector<std::int64_t>{16}, 1));
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    EXPECT_TRUE(at::allclose(full[i], resumed[i], 1e-6, 1e-7)) << "parameter " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ddp3d::engine

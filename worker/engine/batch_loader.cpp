@@ -1,0 +1,91 @@
+#include "worker/engine/batch_loader.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ddp3d::engine {
+
+BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset, std::vector<std::int64_t> indices,
+                         const BatchLoaderOptions& options,
+                         std::function<std::uint64_t(std::int64_t)> sample_seed)
+    : dataset_(std::move(dataset)),
+      indices_(std::move(indices)),
+      options_(options),
+      sample_seed_(std::move(sample_seed)) {
+  if (options.batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
+  const auto n = static_cast<std::int64_t>(indices_.size());
+  num_batches_ = options.drop_last ? n / options.batch_size
+                                   : (n + options.batch_size - 1) / options.batch_size;
+  capacity_ = options.prefetch > 0 ? options.prefetch : 2 * std::max(1, options.num_workers);
+  for (int i = 0; i < options.num_workers; ++i) threads_.emplace_back([this] { worker_loop(); });
+}
+
+BatchLoader::~BatchLoader() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+Batch BatchLoader::load(std::int64_t batch_index) const {
+  const std::int64_t first = batch_index * options_.batch_size;
+  const std::int64_t last = std::min<std::int64_t>(first + options_.batch_size,
+                                                   static_cast<std::int64_t>(indices_.size()));
+  std::vector<Sample> samples;
+  samples.reserve(static_cast<std::size_t>(last - first));
+  for (std::int64_t i = first; i < last; ++i) {
+    const std::int64_t index = indices_[static_cast<std::size_t>(i)];
+    at::Generator rng = at::make_generator<at::CPUGeneratorImpl>(sample_seed_(index));
+    try {
+      samples.push_back(dataset_->get(index, rng));
+    } catch (const std::exception& e) {
+      throw std::runtime_error("loading sample " + std::to_string(index) + ": " + e.what());
+    }
+  }
+  return dataset_->collate(samples);
+}
+
+void BatchLoader::worker_loop() {
+  while (true) {
+    std::int64_t job = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      // Bounded: never more than capacity_ batches ahead of the consumer.
+      cv_.wait(lock, [&] {
+        return stop_ || error_ || next_job_ >= num_batches_ || next_job_ < next_out_ + capacity_;
+      });
+      if (stop_ || error_ || next_job_ >= num_batches_) return;
+      job = next_job_++;
+    }
+    try {
+      Batch batch = load(job);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.emplace(job, std::move(batch));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    cv_.notify_all();
+  }
+}
+
+std::optional<Batch> BatchLoader::next() {
+  if (next_out_ >= num_batches_) return std::nullopt;
+  if (threads_.empty()) return load(next_out_++);
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return error_ || ready_.count(next_out_) != 0; });
+  if (ready_.count(next_out_) == 0) std::rethrow_exception(error_);
+  Batch batch = std::move(ready_.at(next_out_));
+  ready_.erase(next_out_);
+  ++next_out_;
+  lock.unlock();
+  cv_.notify_all();
+  return batch;
+}
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,87 @@
+#include "worker/engine/checkpoint.h"
+
+#include <torch/optim/optimizer.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "worker/engine/checkpoint_file.h"
+#include "worker/engine/model.h"
+
+namespace ddp3d::engine {
+
+std::string serialize_checkpoint(Model& model, torch::optim::Optimizer& optimizer,
+                                 const TrainingState& state) {
+  torch::serialize::OutputArchive root;
+  torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  root.write("model", model_archive);
+  torch::serialize::OutputArchive optim_archive;
+  optimizer.save(optim_archive);
+  root.write("optimizer", optim_archive);
+  root.write("epoch", c10::IValue(state.epoch));
+  root.write("iter", c10::IValue(state.iter));
+  root.write("loss_scale", c10::IValue(state.loss_scale));
+  root.write("scale_growth_tracker", c10::IValue(state.scale_growth_tracker));
+  root.write("seed", c10::IValue(state.seed));
+  root.write("world_size", c10::IValue(state.world_size));
+  if (state.torch_rng_state.defined()) root.write("torch_rng_state", state.torch_rng_state);
+  std::ostringstream out;
+  root.save_to(out);
+  return out.str();
+}
+
+void deserialize_checkpoint(const std::string& payload, const std::string& origin, Model& model,
+                            torch::optim::Optimizer* optimizer, TrainingState* state) {
+  try {
+    torch::serialize::InputArchive root;
+    root.load_from(payload.data(), payload.size());
+    torch::serialize::InputArchive model_archive;
+    root.read("model", model_archive);
+    model.load(model_archive);
+    if (optimizer != nullptr) {
+      torch::serialize::InputArchive optim_archive;
+      root.read("optimizer", optim_archive);
+      optimizer->load(optim_archive);
+    }
+    if (state != nullptr) {
+      c10::IValue v;
+      root.read("epoch", v);
+      state->epoch = v.toInt();
+      root.read("iter", v);
+      state->iter = v.toInt();
+      root.read("loss_scale", v);
+      state->loss_scale = v.toDouble();
+      root.read("scale_growth_tracker", v);
+      state->scale_growth_tracker = v.toInt();
+      root.read("seed", v);
+      state->seed = v.toInt();
+      root.read("world_size", v);
+      state->world_size = v.toInt();
+      at::Tensor rng;
+      if (root.try_read("torch_rng_state", rng)) state->torch_rng_state = rng;
+    }
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("checkpoint " + origin +
+                             " does not fit this model/optimizer: " + e.what_without_backtrace());
+  }
+}
+
+std::filesystem::path find_resume_checkpoint(const std::filesystem::path& work_dir,
+                                             std::vector<std::string>* warnings) {
+  for (const std::filesystem::path& candidate : list_checkpoints(work_dir)) {
+    try {
+      read_checkpoint_file(candidate);
+      return candidate;
+    } catch (const CorruptCheckpoint& e) {
+      if (warnings != nullptr) {
+        warnings->push_back(std::string(e.what()) + "; falling back to an older checkpoint");
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,115 @@
+#include "worker/engine/cli_args.h"
+
+namespace ddp3d::engine {
+
+const char* const kTrainUsage =
+    "usage: ddp3d train CONFIG [--work-dir DIR] [--seed N] [--deterministic]\n"
+    "                   [--resume [auto|PATH]] [--cfg-options k=v ...] [--launcher none|pytorch]";
+const char* const kTestUsage =
+    "usage: ddp3d test CONFIG CHECKPOINT [--work-dir DIR] [--cfg-options k=v ...]\n"
+    "                  [--launcher none|pytorch]";
+
+namespace {
+
+bool is_flag(const std::string& s) {
+  return s.rfind("--", 0) == 0;
+}
+
+// Parses the flags both commands share; returns false when `args[i]` is not one of them.
+template <typename Args>
+bool common_flag(const std::vector<std::string>& args, std::size_t& i, Args& out) {
+  const std::string& a = args[i];
+  auto value = [&](const char* flag) -> std::string {
+    if (i + 1 >= args.size() || is_flag(args[i + 1])) {
+      throw UsageError(std::string(flag) + " needs a value");
+    }
+    return args[++i];
+  };
+  if (a == "--work-dir") {
+    out.work_dir = value("--work-dir");
+  } else if (a == "--launcher") {
+    out.launcher = value("--launcher");
+    if (out.launcher != "none" && out.launcher != "pytorch") {
+      throw UsageError("--launcher: expected none or pytorch, got '" + out.launcher + "'");
+    }
+  } else if (a == "--cfg-options") {
+    while (i + 1 < args.size() && !is_flag(args[i + 1])) {
+      const std::string& kv = args[++i];
+      if (kv.find('=') == std::string::npos || kv.front() == '=') {
+        throw UsageError("--cfg-options: expected key=value, got '" + kv + "'");
+      }
+      out.cfg_options.push_back(kv);
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TrainArgs parse_train_args(const std::vector<std::string>& args) {
+  TrainArgs out;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (common_flag(args, i, out)) continue;
+    if (a == "--seed") {
+      if (i + 1 >= args.size()) throw UsageError("--seed needs a value");
+      try {
+        std::size_t used = 0;
+        out.seed = std::stoll(args[i + 1], &used);
+        if (used != args[i + 1].size() || *out.seed < 0) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        throw UsageError("--seed: expected a non-negative integer, got '" + args[i + 1] + "'");
+      }
+      ++i;
+    } else if (a == "--deterministic") {
+      out.deterministic = true;
+    } else if (a == "--resume") {
+      // Optional value: `--resume`, `--resume auto`, `--resume PATH`.
+      if (i + 1 < args.size() && !is_flag(args[i + 1]) && !positional.empty()) {
+        out.resume = args[++i];
+      } else {
+        out.resume = "auto";
+      }
+    } else if (is_flag(a)) {
+      throw UsageError("unknown option " + a);
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (positional.size() != 1) {
+    throw UsageError(positional.empty() ? "missing CONFIG"
+                                        : "unexpected argument '" + positional[1] + "'");
+  }
+  out.config = positional[0];
+  return out;
+}
+
+TestArgs parse_test_args(const std::vector<std::string>& args) {
+  TestArgs out;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (common_flag(args, i, out)) continue;
+    if (is_flag(args[i])) throw UsageError("unknown option " + args[i]);
+    positional.push_back(args[i]);
+  }
+  if (positional.size() != 2) {
+    throw UsageError(positional.size() < 2 ? "expected CONFIG and CHECKPOINT"
+                                           : "unexpected argument '" + positional[2] + "'");
+  }
+  out.config = positional[0];
+  out.checkpoint = positional[1];
+  return out;
+}
+
+std::vector<std::string> train_overrides(const TrainArgs& args) {
+  std::vector<std::string> o = args.cfg_options;
+  if (args.work_dir) o.push_back("work_dir=" + *args.work_dir);
+  if (args.seed) o.push_back("randomness.seed=" + std::to_string(*args.seed));
+  if (args.deterministic) o.push_back("randomness.deterministic=true");
+  return o;
+}
+
+}  // namespace ddp3d::engine

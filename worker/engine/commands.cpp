@@ -1,0 +1,114 @@
+#include "worker/engine/commands.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <iostream>
+
+#include "common/log.h"
+#include "worker/config/config.h"
+#include "worker/dist/process_group.h"
+#include "worker/engine/checkpoint.h"
+#include "worker/engine/checkpoint_file.h"
+#include "worker/engine/cli_args.h"
+#include "worker/engine/registry.h"
+#include "worker/engine/runner_options.h"
+#include "worker/engine/session.h"
+
+namespace ddp3d::engine {
+namespace {
+
+std::vector<std::string> rest(int argc, char** argv) {
+  return std::vector<std::string>(argv + 1, argv + argc);
+}
+
+// Runs `body`, mapping failures to exit codes and one clear message.
+template <typename F>
+int guarded(const char* usage, F&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << "ddp3d: " << e.what() << "\n" << usage << "\n";
+    return 2;
+  } catch (const config::ConfigError& e) {
+    ddp3d::log::error(std::string("config error:\n") + e.what());
+    return 2;
+  } catch (const CorruptCheckpoint& e) {
+    ddp3d::log::error(e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    ddp3d::log::error(e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+  return guarded(kTrainUsage, [&] {
+    const TrainArgs args = parse_train_args(rest(argc, argv));
+    // Config first: a bad one fails here, before any rank waits on a rendezvous.
+    const config::Config cfg = config::load(args.config, train_overrides(args));
+    RunnerOptions options = runner_options_from_config(cfg);
+    if (args.resume) options.resume = *args.resume;
+    check_component_types(cfg);
+
+    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "train");
+    options.work_dir = session->work_dir;
+    // Same initial weights on every rank (and rank 0's are broadcast anyway).
+    torch::manual_seed(session->ctx.seed);
+    std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));
+    std::shared_ptr<Dataset> train_data =
+        dataset_registry().build(cfg.node("train_dataloader.dataset"));
+    std::shared_ptr<Dataset> val_data;
+    std::shared_ptr<Evaluator> val_evaluator;
+    if (cfg.has("val_dataloader") && cfg.has("val_evaluator")) {
+      val_data = dataset_registry().build(cfg.node("val_dataloader.dataset"));
+      val_evaluator = evaluator_registry().build(cfg.node("val_evaluator"));
+    }
+    std::int64_t params = 0;
+    for (const at::Tensor& p : model->parameters()) params += p.numel();
+    session->log->info("model " + cfg.get<std::string>("model.type") + ": " +
+                       std::to_string(params) + " parameters; train dataset " +
+                       std::to_string(train_data->size()) + " samples");
+    Runner runner(options, session->ctx, model, train_data, val_data, val_evaluator, *session->log);
+    runner.train();
+    session->log->info("training finished");
+    if (session->pg) session->pg->barrier();
+    return 0;
+  });
+}
+
+int run_test(int argc, char** argv) {
+  return guarded(kTestUsage, [&] {
+    const TestArgs args = parse_test_args(rest(argc, argv));
+    std::vector<std::string> overrides = args.cfg_options;
+    if (args.work_dir) overrides.push_back("work_dir=" + *args.work_dir);
+    const config::Config cfg = config::load(args.config, overrides);
+    if (!cfg.has("test_dataloader") || !cfg.has("test_evaluator")) {
+      throw config::ConfigError(cfg.file().string(), "test_dataloader",
+                                "`ddp3d test` needs test_dataloader and test_evaluator");
+    }
+    check_component_types(cfg);
+    const std::string payload = read_checkpoint_file(args.checkpoint);  // fail fast if corrupt
+
+    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "test");
+    std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));
+    deserialize_checkpoint(payload, args.checkpoint, *model, nullptr, nullptr);
+    model->to(session->ctx.device);
+    std::shared_ptr<Dataset> data = dataset_registry().build(cfg.node("test_dataloader.dataset"));
+    std::shared_ptr<Evaluator> evaluator = evaluator_registry().build(cfg.node("test_evaluator"));
+    LoaderSpec loader;
+    loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
+    loader.num_workers = cfg.get_or<int>("test_dataloader.num_workers", 0);
+    const MetricMap metrics = evaluate(*model, *data, loader, *evaluator, session->ctx);
+    const std::int64_t per_rank =
+        (data->size() + session->ctx.world_size - 1) / session->ctx.world_size;
+    session->log->metrics("test", 0, (per_rank + loader.batch_size - 1) / loader.batch_size, 0,
+                          metrics);
+    if (session->pg) session->pg->barrier();
+    return 0;
+  });
+}
+
+}  // namespace ddp3d::engine

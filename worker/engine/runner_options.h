@@ -1,0 +1,82 @@
+// Everything the runner reads from a config, as plain values (runner_options.cpp parses them
+// from a loaded config::Config; tests build them directly).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/engine/loss_scaler.h"
+#include "worker/engine/param_schedule.h"
+
+namespace ddp3d::config {
+class Config;
+}
+
+namespace ddp3d::engine {
+
+struct OptimizerSpec {
+  std::string type = "AdamW";  // AdamW | Adam | SGD
+  double lr = 1e-3;
+  double weight_decay = 0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  bool amsgrad = false;
+  double momentum = 0;  // SGD
+  double dampening = 0;
+  bool nesterov = false;
+};
+
+enum class Precision { kFp32, kFp16, kBf16 };
+
+struct LoaderSpec {
+  std::int64_t batch_size = 1;
+  int num_workers = 0;
+  bool shuffle = true;
+  bool drop_last = false;
+  std::optional<std::int64_t> seed;  // null: the run's seed
+};
+
+struct RunnerOptions {
+  std::filesystem::path work_dir;
+  std::string config_name;  // the config file's stem, names the dumped config
+  // train_cfg
+  std::int64_t max_epochs = 1;
+  std::int64_t val_interval = 1;
+  std::int64_t val_begin = 1;
+  // optim_wrapper
+  OptimizerSpec optimizer;
+  std::optional<double> clip_max_norm;
+  double clip_norm_type = 2.0;
+  std::int64_t accumulative_counts = 1;
+  Precision precision = Precision::kFp32;
+  LossScalerOptions loss_scaler;
+  // param_scheduler
+  std::vector<SchedulePhase> schedule;
+  // data
+  LoaderSpec train_loader;
+  std::optional<LoaderSpec> val_loader;
+  // hooks
+  std::int64_t log_interval = 50;
+  std::int64_t checkpoint_interval = 1;  // epochs; -1: only the last epoch
+  int max_keep_ckpts = -1;
+  // randomness
+  std::optional<std::int64_t> seed;
+  bool deterministic = false;
+  // ddp
+  bool find_unused_parameters = false;
+  double bucket_cap_mb = 25;
+  double first_bucket_cap_mb = 1;
+  bool broadcast_buffers = true;
+  // resume: "" none, "auto", or a checkpoint path
+  std::string resume;
+};
+
+// Reads the options from a loaded (validated) config. Throws config::ConfigError naming the key
+// and file for values the schema cannot check (e.g. SGD-only keys on AdamW).
+RunnerOptions runner_options_from_config(const config::Config& cfg);
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,115 @@
+#include "worker/engine/session.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "common/log.h"
+#include "worker/dist/process_group.h"
+#include "worker/engine/collectives.h"
+#include "worker/engine/registry.h"
+
+namespace ddp3d::engine {
+namespace {
+
+void check_type(const config::Config& cfg, const std::string& key, auto& registry) {
+  if (!cfg.has(key + ".type")) return;
+  const std::string type = cfg.get<std::string>(key + ".type");
+  if (!registry.contains(type)) registry.build(cfg.node(key));  // throws the named error
+}
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d_%H%M%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Session::~Session() = default;
+
+void check_component_types(const config::Config& cfg) {
+  register_builtin_components();
+  check_type(cfg, "model", model_registry());
+  for (const char* loader : {"train_dataloader", "val_dataloader", "test_dataloader"}) {
+    const std::string key = std::string(loader) + ".dataset";
+    check_type(cfg, key, dataset_registry());
+  }
+  check_type(cfg, "val_evaluator", evaluator_registry());
+  check_type(cfg, "test_evaluator", evaluator_registry());
+}
+
+std::unique_ptr<Session> start_session(const config::Config& cfg, const std::string& launcher,
+                                       const std::string& command) {
+  auto s = std::make_unique<Session>();
+  dist::DistEnv env;  // one process unless launched
+  if (launcher == "pytorch") {
+    env = dist::dist_env_from_environment();
+    ddp3d::log::set_prefix("[rank " + std::to_string(env.rank) + "]");
+    dist::ProcessGroupOptions opts;
+    const std::string backend = cfg.get_or<std::string>("env_cfg.dist_cfg.backend", "auto");
+#ifdef DDP3D_WITH_CUDA
+    const bool cuda = env.gpus > 0;
+#else
+    const bool cuda = false;
+#endif
+    opts.backend = backend == "auto" ? (cuda ? dist::BackendKind::kNccl : dist::BackendKind::kGloo)
+                                     : dist::parse_backend(backend);
+    opts.timeout = std::chrono::seconds(cfg.get_or<std::int64_t>("env_cfg.dist_cfg.timeout", 1800));
+    s->pg = dist::init_process_group(env, opts);
+    s->backend = dist::backend_name(opts.backend);
+#ifdef DDP3D_WITH_CUDA
+    if (cuda) s->ctx.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+#endif
+  }
+  s->ctx.pg = s->pg.get();
+  s->ctx.rank = env.rank;
+  s->ctx.world_size = env.world_size;
+
+  // Several ranks on one host share its cores: without OMP_NUM_THREADS (torchrun sets 1), give
+  // each rank its share instead of letting every rank spawn one thread per core.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr && env.local_world_size > 1) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    at::set_num_threads(std::max(1, cores / env.local_world_size));
+  }
+
+  // One seed for all ranks: the config's, or rank 0's random draw.
+  std::int64_t seed = cfg.has("randomness.seed")
+                          ? cfg.get<std::int64_t>("randomness.seed")
+                          : static_cast<std::int64_t>(std::random_device{}() & 0x7fffffff);
+  seed = broadcast_int(s->ctx.pg, seed);
+  s->ctx.seed = static_cast<std::uint64_t>(seed);
+  const bool deterministic = cfg.get_or<bool>("randomness.deterministic", false);
+  if (deterministic) {
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+    at::globalContext().setDeterministicCuDNN(true);
+    at::globalContext().setBenchmarkCuDNN(false);
+  }
+
+  const std::string name = cfg.file().stem().string();
+  s->work_dir = cfg.has("work_dir") ? std::filesystem::path(cfg.get<std::string>("work_dir"))
+                                    : std::filesystem::path("work_dirs") / name;
+  const std::string stamp = timestamp();
+  const bool rank0 = s->ctx.rank == 0;
+  if (rank0) {
+    std::filesystem::create_directories(s->work_dir);
+    std::ofstream(s->work_dir / (name + ".yaml")) << cfg.dump_yaml();
+  }
+  s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp);
+  s->log->info("ddp3d " + command + ": world size " + std::to_string(s->ctx.world_size) +
+               ", backend " + s->backend + ", device " + s->ctx.device.str() + ", seed " +
+               std::to_string(seed) + ", deterministic " + (deterministic ? "true" : "false") +
+               ", intra-op threads " + std::to_string(at::get_num_threads()));
+  s->log->info("config " + cfg.file().string() + ", work dir " + s->work_dir.string());
+  return s;
+}
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,155 @@
+#include "worker/engine/train_log.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/log.h"
+
+namespace ddp3d::engine {
+namespace {
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4e", v);
+  return buf;
+}
+
+std::string fixed4(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4f", v);
+  return buf;
+}
+
+// JSON number: shortest round-trip-ish form; non-finite values become null.
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.10g", v);
+  return buf;
+}
+
+std::string json_key(const std::string& k) {
+  std::string out = "\"";
+  for (char c : k) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string padded(std::int64_t v, std::size_t width) {
+  std::string s = std::to_string(v);
+  return std::string(width > s.size() ? width - s.size() : 0, ' ') + s;
+}
+
+std::string now_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y/%m/%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_eta(double seconds) {
+  auto total = static_cast<long long>(std::max(0.0, seconds));
+  const long long days = total / 86400;
+  total %= 86400;
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", total / 3600, (total / 60) % 60,
+                total % 60);
+  if (days == 0) return buf;
+  return std::to_string(days) + (days == 1 ? " day, " : " days, ") + buf;
+}
+
+std::string format_iter_line(const IterRecord& r) {
+  const std::size_t width = std::to_string(r.iters_per_epoch).size();
+  std::ostringstream out;
+  out << "Epoch(train) [" << r.epoch << "][" << padded(r.iter_in_epoch, width) << "/"
+      << r.iters_per_epoch << "]  lr: " << sci(r.lr) << "  eta: " << format_eta(r.eta_seconds)
+      << "  time: " << fixed4(r.time) << "  data_time: " << fixed4(r.data_time);
+  for (const auto& [name, value] : r.losses) out << "  " << name << ": " << fixed4(value);
+  return out.str();
+}
+
+std::string format_iter_json(const IterRecord& r) {
+  std::ostringstream out;
+  out << "{\"lr\": " << json_number(r.lr) << ", \"momentum\": " << json_number(r.momentum)
+      << ", \"data_time\": " << json_number(r.data_time);
+  for (const auto& [name, value] : r.losses)
+    out << ", " << json_key(name) << ": " << json_number(value);
+  out << ", \"time\": " << json_number(r.time) << ", \"epoch\": " << r.epoch
+      << ", \"iter\": " << r.global_iter << ", \"step\": " << r.global_iter << "}";
+  return out.str();
+}
+
+std::string format_metrics_line(const std::string& mode, std::int64_t epoch, std::int64_t iters,
+                                const std::map<std::string, double>& metrics) {
+  std::ostringstream out;
+  out << "Epoch(" << mode << ") [" << epoch << "][" << iters << "/" << iters << "]  ";
+  for (const auto& [name, value] : metrics) out << "  " << name << ": " << fixed4(value);
+  return out.str();
+}
+
+std::string format_metrics_json(std::int64_t epoch, std::int64_t global_iter,
+                                const std::map<std::string, double>& metrics) {
+  std::ostringstream out;
+  out << "{";
+  for (const auto& [name, value] : metrics)
+    out << json_key(name) << ": " << json_number(value) << ", ";
+  out << "\"epoch\": " << epoch << ", \"step\": " << global_iter << "}";
+  return out.str();
+}
+
+TrainLog::TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp)
+    : enabled_(enabled) {
+  if (!enabled_) return;
+  std::filesystem::create_directories(run_dir / "vis_data");
+  log_path_ = run_dir / (timestamp + ".log");
+  json_path_ = run_dir / "vis_data" / "scalars.json";
+  log_.open(log_path_, std::ios::app);
+  json_.open(json_path_, std::ios::app);
+  if (!log_ || !json_) {
+    throw std::runtime_error("cannot write the training logs in " + run_dir.string());
+  }
+}
+
+void TrainLog::to_file(const std::string& level, const std::string& line) {
+  log_ << now_stamp() << " - ddp3d - " << level << " - " << line << "\n";
+  log_.flush();
+}
+
+void TrainLog::info(const std::string& line) {
+  if (!enabled_) return;
+  ddp3d::log::info(line);
+  to_file("INFO", line);
+}
+
+void TrainLog::warning(const std::string& line) {
+  if (!enabled_) return;
+  ddp3d::log::warning(line);
+  to_file("WARNING", line);
+}
+
+void TrainLog::iteration(const IterRecord& r) {
+  if (!enabled_) return;
+  info(format_iter_line(r));
+  json_ << format_iter_json(r) << "\n";
+  json_.flush();
+}
+
+void TrainLog::metrics(const std::string& mode, std::int64_t epoch, std::int64_t iters,
+                       std::int64_t global_iter, const std::map<std::string, double>& metrics) {
+  if (!enabled_) return;
+  info(format_metrics_line(mode, epoch, iters, metrics));
+  json_ << format_metrics_json(epoch, global_iter, metrics) << "\n";
+  json_.flush();
+}
+
+}  // namespace ddp3d::engine

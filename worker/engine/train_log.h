@@ -1,0 +1,66 @@
+// Training logs in mmengine's formats: the human line
+//   Epoch(train)  [3][ 50/500]  lr: 1.0000e-03  eta: 0:01:02  time: 0.1234  data_time: 0.0012 loss:
+//   0.5678
+// on stderr and in <work_dir>/<timestamp>/<timestamp>.log, and one JSON object per logged
+// iteration in <work_dir>/<timestamp>/vis_data/scalars.json. Only rank 0 writes (the others
+// construct it disabled). Formatting is pure (format_* functions); TrainLog does the I/O.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ddp3d::engine {
+
+struct IterRecord {
+  std::int64_t epoch = 1;          // 1-based
+  std::int64_t iter_in_epoch = 1;  // 1-based
+  std::int64_t iters_per_epoch = 1;
+  std::int64_t global_iter = 1;  // 1-based, across epochs
+  double lr = 0;
+  double momentum = 0;
+  double eta_seconds = 0;
+  double time = 0;       // seconds per iteration (window mean)
+  double data_time = 0;  // seconds waiting for data per iteration (window mean)
+  // Loss terms (window mean, averaged across ranks), in name order.
+  std::vector<std::pair<std::string, double>> losses;
+};
+
+// "0:01:02" (h:mm:ss), days as "1 day, 2:03:04" like Python's timedelta.
+std::string format_eta(double seconds);
+std::string format_iter_line(const IterRecord& r);
+std::string format_iter_json(const IterRecord& r);
+// "Epoch(val) [3][4/4]    mse: 0.0123  mae: 0.0456" and its JSON record.
+std::string format_metrics_line(const std::string& mode, std::int64_t epoch, std::int64_t iters,
+                                const std::map<std::string, double>& metrics);
+std::string format_metrics_json(std::int64_t epoch, std::int64_t global_iter,
+                                const std::map<std::string, double>& metrics);
+
+class TrainLog {
+ public:
+  // `run_dir`: <work_dir>/<timestamp>; files are created only when `enabled`.
+  TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp);
+  bool enabled() const { return enabled_; }
+  // A human line to stderr (through ddp3d::log) and the .log file.
+  void info(const std::string& line);
+  void warning(const std::string& line);
+  void iteration(const IterRecord& r);
+  void metrics(const std::string& mode, std::int64_t epoch, std::int64_t iters,
+               std::int64_t global_iter, const std::map<std::string, double>& metrics);
+  const std::filesystem::path& log_file() const { return log_path_; }
+  const std::filesystem::path& scalars_file() const { return json_path_; }
+
+ private:
+  void to_file(const std::string& level, const std::string& line);
+  bool enabled_;
+  std::filesystem::path log_path_;
+  std::filesystem::path json_path_;
+  std::ofstream log_;
+  std::ofstream json_;
+};
+
+}  // namespace ddp3d::engine
