@@ -101,6 +101,12 @@ std::vector<E> convert(const Value& v, const std::string& key, Tag<std::vector<E
 
 // ---- Config --------------------------------------------------------------------------------
 
+Config::Config() {
+  auto root = std::make_shared<Root>(Root{Value::map(), {}});
+  value_ = &root->tree;
+  root_ = std::move(root);
+}
+
 Config::Config(std::shared_ptr<const Root> root, const Value* value, std::string path)
     : root_(std::move(root)), value_(value), path_(std::move(path)) {}
 

@@ -69,6 +69,9 @@ concept ConfigGettable = ConfigScalar<T> || IsConfigList<T>::value;
 // ("param_scheduler.1.end").
 class Config {
  public:
+  // An empty mapping (no file): every key is missing. Lets Config be a plain member.
+  Config();
+
   // The value at `key`, converted to T. Throws ConfigError naming the key and the file that set
   // it when the key is missing, null, or of another type.
   template <ConfigGettable T>
@@ -118,9 +121,10 @@ class Config {
 };
 
 // Loads `file` with its `_base_` chain, applies `cfg_options` ("a.b.c=value", value parsed as a
-// YAML scalar or flow sequence/mapping), validates against ddp3d's schema (unknown keys, types,
-// ranges, enums, required keys), fills schema defaults, and returns the result. Throws
-// ConfigError with every problem found.
+// YAML scalar or flow sequence/mapping; "a=1,2" is a list as in mmengine), validates against
+// ddp3d's schema (unknown keys, types, ranges, enums, required keys) and fills its defaults, then
+// runs the cross-key checks (e.g. BEV grid = range / voxel size). Throws one ConfigError with
+// every problem found. Call it before any process group starts.
 Config load(const std::filesystem::path& file, const std::vector<std::string>& cfg_options = {});
 
 // The same from YAML text; `name` is used as the file name in messages, relative `_base_`

@@ -1,6 +1,7 @@
 // `--cfg-options a.b.c=value`: one override of the merged config, as mmengine's
 // `Config.merge_from_dict` does it. The value is YAML (`0.001`, `true`, `[1, 2]`, `foo`,
-// `{max_norm: 10}`); a numeric key component indexes an existing list (`param_scheduler.0.end=8`).
+// `{max_norm: 10}`); as in mmengine, `ids=1,2` is the list [1, 2]. A numeric key component
+// indexes an existing list (`param_scheduler.0.end=8`).
 #pragma once
 
 #include <string>

@@ -43,6 +43,11 @@ Value convert(const YAML::Node& node, const std::string& name, const std::string
         }
         const std::string& k = kv.first.Scalar();
         const std::string dotted = key.empty() ? k : key + "." + k;
+        if (k == "<<" && kv.first.Tag() == "?") {
+          throw ConfigError(origin_of(kv.first, name).to_string(), dotted,
+                            "YAML merge keys (<<) are not supported; use _base_, or an anchor "
+                            "for the whole value");
+        }
         if (map.find(k) != nullptr) {
           throw ConfigError(origin_of(kv.first, name).to_string(), dotted, "duplicate key");
         }

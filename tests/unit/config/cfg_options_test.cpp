@@ -29,6 +29,12 @@ TEST(CfgOptions, ValuesAreTypedAsYaml) {
             "--cfg-options optim_wrapper.optimizer.lr=0.001");
 }
 
+TEST(CfgOptions, CommaSeparatedValuesAreAListAsInMmengine) {
+  const Config cfg = toy({"model.hidden=16,8", "work_dir='a,b'"});
+  EXPECT_EQ(cfg.get<std::vector<int>>("model.hidden"), (std::vector<int>{16, 8}));
+  EXPECT_EQ(cfg.get<std::string>("work_dir"), "a,b");  // quoted: one string
+}
+
 TEST(CfgOptions, LaterOptionsWinAndMappingsMerge) {
   const Config cfg = toy({"optim_wrapper.optimizer.lr=0.5", "optim_wrapper.optimizer.lr=0.25",
                           "optim_wrapper.optimizer={momentum: 0.9}"});
@@ -60,6 +66,16 @@ TEST(CfgOptions, AKeyTheSchemaKnowsMayBeAddedAnUnknownOneMayNot) {
                      "unknown key (did you mean 'lr'?)"),
             std::string::npos)
       << msg;
+}
+
+TEST(CfgOptions, NullReplacesAMappingAndAKeyBelowNullCreatesOne) {
+  const Config with_clip = toy({"optim_wrapper.clip_grad.max_norm=5"});  // clip_grad was absent
+  EXPECT_DOUBLE_EQ(with_clip.get<double>("optim_wrapper.clip_grad.max_norm"), 5.0);
+  EXPECT_DOUBLE_EQ(with_clip.get<double>("optim_wrapper.clip_grad.norm_type"), 2.0);
+  const Config without =
+      toy({"optim_wrapper.clip_grad={max_norm: 5}", "optim_wrapper.clip_grad=null"});
+  EXPECT_FALSE(without.has("optim_wrapper.clip_grad"));
+  EXPECT_TRUE(without.node("optim_wrapper.clip_grad").is_null());
 }
 
 TEST(CfgOptions, WrongTypeNamesTheOption) {

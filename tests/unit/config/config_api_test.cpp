@@ -123,6 +123,17 @@ TEST(ConfigApi, DumpReloadsToTheSameConfig) {
   EXPECT_EQ(cfg.node("model").dump_yaml().substr(0, 18), "type: ToyRegressor");
 }
 
+TEST(ConfigApi, DefaultConstructedIsAnEmptyMapping) {
+  Config cfg;
+  EXPECT_TRUE(cfg.is_map());
+  EXPECT_EQ(cfg.size(), 0u);
+  EXPECT_FALSE(cfg.has("model"));
+  EXPECT_EQ(cfg.get_or<int>("a.b", 3), 3);
+  EXPECT_NE(error_of([&] { cfg.get<int>("a.b"); }).find("a.b: missing key"), std::string::npos);
+  cfg = parse(kText, "api.yaml");  // assignable, like any value
+  EXPECT_EQ(cfg.get<int>("model.in_features"), 4);
+}
+
 TEST(ConfigApi, SingleMappingBecomesAListOfOne) {
   const Config cfg = parse(
       std::string(kToyConfig) + "param_scheduler: {type: StepLR, step_size: 3}\n", "one.yaml");

@@ -85,6 +85,18 @@ TEST(YamlIo, RejectsDuplicateKeysAndBadSyntax) {
   }
 }
 
+TEST(YamlIo, MergeKeysAreRejectedNotMisread) {
+  try {
+    parse_yaml("a: &x {p: 1}\nb:\n  <<: *x\n  q: 2\n", "merge.yaml");
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("merge.yaml:3: b.<<: YAML merge keys (<<) are not supported"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(YamlIo, WriterRoundTrips) {
   const char* text =
       "s: [\"true\", \"1.5\", \"\", plain, \"null\"]\n"
