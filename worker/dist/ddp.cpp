@@ -79,6 +79,9 @@ struct DistributedDataParallel::State {
     std::uintptr_t hook_key = 0;
     std::size_t bucket = 0;
     at::Tensor bucket_view;  // this parameter's slice of its bucket, shaped like it
+    // The same memory as a plain tensor (not an autograd view, so detach_() works on it):
+    // what param.grad() becomes with gradient_as_bucket_view.
+    at::Tensor grad_alias;
   };
   struct Bucket {
     std::vector<std::size_t> params;
@@ -165,6 +168,12 @@ struct DistributedDataParallel::State {
         }
       }
     }
+    if (ready[index] && locally_unused[index]) {
+      throw std::runtime_error(
+          "DDP: parameter '" + params[index].name +
+          "' was found unused (the outputs given to prepare_backward do not reach it) but "
+          "received a gradient; pass every tensor backward starts from to prepare_backward");
+    }
     if (ready[index]) {
       throw std::runtime_error(
           "DDP: parameter '" + params[index].name +
@@ -180,9 +189,16 @@ struct DistributedDataParallel::State {
   void mark_ready(std::size_t index, bool has_grad, bool in_backward) {
     Param& p = params[index];
     ready[index] = 1;
-    const at::Tensor& grad = p.tensor.grad();
+    at::Tensor& grad = p.tensor.mutable_grad();
+    const bool aliased = grad.defined() && grad.data_ptr() == p.bucket_view.data_ptr();
+    if (aliased && !has_grad) {
+      // A locally unused parameter whose gradient may have to stay as it was: detach it from
+      // the bucket before the bucket is overwritten.
+      grad = grad.clone();
+    }
     if (grad.defined()) {
-      p.bucket_view.copy_(grad);
+      // Averaging folded into the copy: one pass over the gradient instead of two.
+      at::div_out(p.bucket_view, grad, world);
     } else {
       p.bucket_view.zero_();
     }
@@ -199,7 +215,6 @@ struct DistributedDataParallel::State {
   void launch(std::size_t index, bool in_backward) {
     Bucket& b = buckets[index];
     const bool last_bucket = index + 1 == buckets.size();
-    b.flat.narrow(0, 0, b.grad_numel).div_(world);
     if (last_bucket) write_missing_map();
     std::vector<at::Tensor> tensors{b.flat};
     b.work = backend.allreduce(tensors);
@@ -255,11 +270,14 @@ struct DistributedDataParallel::State {
     c10::NoGradGuard no_grad;
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (ranks_missing[i] == world) continue;  // unused everywhere: gradient left as it was
-      at::Tensor& grad = params[i].tensor.mutable_grad();
-      if (grad.defined()) {
-        grad.copy_(params[i].bucket_view);
+      Param& p = params[i];
+      at::Tensor& grad = p.tensor.mutable_grad();
+      if (options.gradient_as_bucket_view) {
+        grad = p.grad_alias;  // already the alias when the gradient was accumulated in place
+      } else if (grad.defined()) {
+        grad.copy_(p.bucket_view);
       } else {
-        grad = params[i].bucket_view.clone();
+        grad = p.bucket_view.clone();
       }
     }
     stats.finalized = Clock::now();
@@ -472,6 +490,12 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<torch::nn::Modu
       p.tensor = tensors[i];
       p.bucket = b;
       p.bucket_view = bucket.flat.narrow(0, offset, tensors[i].numel()).view(tensors[i].sizes());
+      {
+        c10::NoGradGuard no_grad;
+        p.grad_alias = at::empty({0}, bucket.flat.options());
+        p.grad_alias.set_(bucket.flat.storage(), p.bucket_view.storage_offset(),
+                          p.bucket_view.sizes(), p.bucket_view.strides());
+      }
       offset += tensors[i].numel();
     }
   }

@@ -54,6 +54,13 @@ struct DdpOptions {
   bool find_unused_parameters = false;
   // Broadcast module buffers (e.g. BatchNorm running stats) from rank 0 before each forward.
   bool broadcast_buffers = true;
+  // True: after finalize, param.grad() is an alias of the parameter's bucket slice, so the
+  // averaged gradient is never copied back (and a gradient accumulated in place lands in
+  // the bucket directly). The alias is not an autograd view, so LibTorch's
+  // Optimizer::zero_grad (which calls detach_()) works; but the gradient's memory is
+  // rewritten by the next synchronised backward, so copy it if you keep it across steps.
+  // False: averaged gradients are copied into separate gradient tensors (PyTorch's default).
+  bool gradient_as_bucket_view = true;
   // Rank whose parameters and buffers are authoritative.
   int broadcast_from_rank = 0;
 };
@@ -83,7 +90,7 @@ class DistributedDataParallel {
   // Collective: every rank must construct with the same model architecture. Verifies the
   // parameter count and shapes across ranks (std::runtime_error naming the first mismatching
   // parameter and the ranks), then broadcasts parameters and buffers from
-  // options.broadcast_from_rank. The module must outlive nothing: DDP keeps it alive.
+  // options.broadcast_from_rank. DDP holds the module (shared ownership).
   DistributedDataParallel(std::shared_ptr<torch::nn::Module> module, ProcessGroup& pg,
                           DdpOptions options = {});
   ~DistributedDataParallel();
@@ -94,11 +101,13 @@ class DistributedDataParallel {
   const DdpOptions& options() const { return options_; }
 
   // Before forward. Throws std::logic_error if the previous synchronised backward was not
-  // finalized; broadcasts buffers when options.broadcast_buffers.
+  // finalized; broadcasts buffers when options.broadcast_buffers — a collective whenever the
+  // module has buffers, so every rank must call it (skip it for rank-local evaluation).
   void prepare_forward();
   // After forward, before backward: `outputs` are what backward starts from (the loss).
   // Arms the gradient hooks for this step; with find_unused_parameters, walks the autograd
-  // graph from `outputs` to find parameters it does not reach.
+  // graph from `outputs` to find parameters it does not reach. Optional when
+  // find_unused_parameters is false (the first gradient hook arms the step then).
   void prepare_backward(const std::vector<at::Tensor>& outputs);
   // Waits for outstanding all-reduces and writes averaged gradients into param.grad().
   // Runs automatically at the end of loss.backward(); calling it again is a no-op. Throws

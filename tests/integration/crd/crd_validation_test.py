@@ -1,0 +1,269 @@
+"""The TrainingJob CRD against a real kube-apiserver + etcd (tests/testbin).
+
+Proves: the CRD installs and becomes Established; examples/job.yaml is accepted;
+defaults are applied by the server; a name far longer than 63 characters is
+accepted; every invalid TrainingJob in the table is rejected by the API server with
+an error naming the offending field; the gang shape is immutable unless suspended;
+the status subresource and the printer columns work.
+"""
+
+import copy
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import unittest
+
+SOURCE_DIR = os.environ.get(
+    "DDP3D_SOURCE_DIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
+from controlplane import ControlPlane  # noqa: E402
+
+NS = "default"
+CONFIG = "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"
+
+MINIMAL = {
+    "apiVersion": "ddp3d.io/v1alpha1",
+    "kind": "TrainingJob",
+    "metadata": {"name": "minimal"},
+    "spec": {"config": CONFIG, "image": "ddp3d/worker:test"},
+}
+
+
+def job(name, **spec):
+    obj = copy.deepcopy(MINIMAL)
+    obj["metadata"]["name"] = name
+    obj["spec"].update(spec)
+    return obj
+
+
+def run_policy(name, **policy):
+    return job(name, runPolicy=policy)
+
+
+def without(name, field):
+    obj = job(name)
+    del obj["spec"][field]
+    return obj
+
+
+# (case, manifest, substrings the API server's error must contain: the field path
+# first, then what is wrong with it)
+INVALID = [
+    ("nnodes 0", job("bad-nnodes-0", nnodes=0),
+     ["spec.nnodes", "greater than or equal to 1"]),
+    ("nnodes above max", job("bad-nnodes-max", nnodes=5000),
+     ["spec.nnodes", "less than or equal to 1024"]),
+    ("nnodes not an integer", job("bad-nnodes-type", nnodes="two"),
+     ["spec.nnodes", "must be of type integer"]),
+    ("negative gpusPerNode", job("bad-gpus", gpusPerNode=-1),
+     ["spec.gpusPerNode", "greater than or equal to 0"]),
+    ("port 0", job("bad-port-0", port=0),
+     ["spec.port", "greater than or equal to 1"]),
+    ("port 70000", job("bad-port-70000", port=70000),
+     ["spec.port", "less than or equal to 65535"]),
+    ("missing config", without("bad-no-config", "config"),
+     ["spec.config", "Required value"]),
+    ("empty config", job("bad-empty-config", config=""),
+     ["spec.config", "at least 1 chars long"]),
+    ("missing image", without("bad-no-image", "image"),
+     ["spec.image", "Required value"]),
+    ("unknown restartPolicy", run_policy("bad-restart", restartPolicy="Always"),
+     ["spec.runPolicy.restartPolicy", 'Unsupported value: "Always"']),
+    ("reserved env NNODES", job("bad-env-nnodes", env=[{"name": "NNODES", "value": "4"}]),
+     ["spec.env[0].name", "env name NNODES is reserved"]),
+    ("reserved env PET_FOO", job("bad-env-pet", env=[{"name": "OK_VAR", "value": "1"},
+                                                     {"name": "PET_FOO", "value": "x"}]),
+     ["spec.env[1].name", "env name PET_FOO is reserved"]),
+    ("reserved env DDP3D_ATTEMPT", job("bad-env-ddp3d", env=[{"name": "DDP3D_ATTEMPT"}]),
+     ["spec.env[0].name", "env name DDP3D_ATTEMPT is reserved"]),
+    ("reserved env WORLD_SIZE", job("bad-env-ws", env=[{"name": "WORLD_SIZE", "value": "8"}]),
+     ["spec.env[0].name", "env name WORLD_SIZE is reserved"]),
+    ("duplicate env name", job("bad-env-dup", env=[{"name": "A", "value": "1"},
+                                                   {"name": "A", "value": "2"}]),
+     ["spec.env[1]", "Duplicate value"]),
+    ("env value and valueFrom", job("bad-env-both", env=[
+        {"name": "TOKEN", "value": "x",
+         "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]),
+     ["spec.env[0]", "value and valueFrom are mutually exclusive"]),
+    ("env name with '='", job("bad-env-eq", env=[{"name": "A=B"}]),
+     ["spec.env[0].name", "should match"]),
+    ("bad cleanPodPolicy", run_policy("bad-clean", cleanPodPolicy="Some"),
+     ["spec.runPolicy.cleanPodPolicy", 'Unsupported value: "Some"']),
+    ("negative backoffLimit", run_policy("bad-backoff", backoffLimit=-1),
+     ["spec.runPolicy.backoffLimit", "greater than or equal to 0"]),
+    ("activeDeadlineSeconds 0", run_policy("bad-deadline", activeDeadlineSeconds=0),
+     ["spec.runPolicy.activeDeadlineSeconds", "greater than or equal to 1"]),
+    ("negative ttlSecondsAfterFinished", run_policy("bad-ttl", ttlSecondsAfterFinished=-1),
+     ["spec.runPolicy.ttlSecondsAfterFinished", "greater than or equal to 0"]),
+    ("suspend not a boolean", run_policy("bad-suspend", suspend="yes"),
+     ["spec.runPolicy.suspend", "must be of type boolean"]),
+]
+
+
+class TrainingJobCRDTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="ddp3d-crd-")
+        cls.cp = ControlPlane(os.path.join(cls.tmp.name, "cp"))
+        cls.cp.start()
+        print(f"\ncontrol plane started in {cls.cp.start_seconds:.1f}s "
+              f"({cls.cp.env['APISERVER_URL']})", file=sys.stderr)
+        try:
+            t0 = time.monotonic()
+            cls.cp.kubectl("apply", "-f", os.path.join(SOURCE_DIR, "crds"), check=True)
+            cls.cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                           "crd/trainingjobs.ddp3d.io", check=True)
+            print(f"CRD established in {time.monotonic() - t0:.1f}s", file=sys.stderr)
+        except BaseException:
+            cls.cp.stop()
+            cls.tmp.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.cp.stop()
+        finally:
+            cls.tmp.cleanup()
+
+    # -- helpers -------------------------------------------------------------
+    def create(self, obj, validate="false"):
+        # --validate=false: the rejection must come from the API server's schema, not
+        # from kubectl's client-side checks.
+        return self.cp.kubectl("-n", NS, "create", f"--validate={validate}", "-f", "-",
+                               stdin=json.dumps(obj))
+
+    def get(self, name):
+        res = self.cp.kubectl("-n", NS, "get", "trainingjob", name, "-o", "json", check=True)
+        return json.loads(res.stdout)
+
+    def delete(self, name):
+        self.cp.kubectl("-n", NS, "delete", "trainingjob", name, "--wait=false",
+                        "--ignore-not-found")
+
+    # -- tests ---------------------------------------------------------------
+    def test_crd_served_with_short_name_and_status_subresource(self):
+        res = self.cp.kubectl("api-resources", "--api-group=ddp3d.io", "-o", "wide", check=True)
+        line = next(l for l in res.stdout.splitlines() if l.startswith("trainingjobs"))
+        self.assertIn(" tj ", line)
+        self.assertIn("ddp3d.io/v1alpha1", line)
+        self.assertIn("TrainingJob", line)
+        self.assertIn("true", line.split()[3])  # NAMESPACED
+        crd = json.loads(self.cp.kubectl("get", "crd", "trainingjobs.ddp3d.io", "-o", "json",
+                                         check=True).stdout)
+        self.assertEqual(crd["spec"]["versions"][0]["subresources"], {"status": {}})
+
+    def test_example_job_applies(self):
+        example = os.path.join(SOURCE_DIR, "examples", "job.yaml")
+        res = self.cp.kubectl("-n", NS, "apply", "-f", example)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("trainingjob.ddp3d.io/pp-car", res.stdout)
+        spec = self.get("pp-car")["spec"]
+        self.assertEqual(spec["nnodes"], 2)
+        self.assertEqual(spec["gpusPerNode"], 8)
+        self.assertEqual(spec["config"], CONFIG)
+        self.assertEqual(spec["template"]["spec"]["volumes"][0]["name"], "data")  # not pruned
+        self.assertEqual(spec["env"][1]["valueFrom"]["secretKeyRef"]["name"], "wandb")
+
+    def test_example_config_exists_in_repo(self):
+        with open(os.path.join(SOURCE_DIR, "examples", "job.yaml")) as f:
+            config = re.search(r"^  config: (\S+)$", f.read(), re.M).group(1)
+        self.assertEqual(config, CONFIG)
+        self.assertTrue(os.path.isfile(os.path.join(SOURCE_DIR, config)), config)
+
+    def test_defaults_applied_by_server(self):
+        self.assertEqual(self.create(job("defaults")).returncode, 0)
+        try:
+            spec = self.get("defaults")["spec"]
+            self.assertEqual(spec["nnodes"], 1)
+            self.assertEqual(spec["gpusPerNode"], 0)
+            self.assertEqual(spec["port"], 29500)
+            self.assertEqual(spec["runPolicy"], {"restartPolicy": "OnFailure", "backoffLimit": 3,
+                                                 "cleanPodPolicy": "Running", "suspend": False})
+        finally:
+            self.delete("defaults")
+
+    def test_name_far_longer_than_63_chars_is_accepted(self):
+        name = "pointpillars-kitti-car-" + "x" * 150 + "-run-1"
+        self.assertGreater(len(name), 63 * 2)
+        res = self.create(job(name, nnodes=3))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        try:
+            self.assertEqual(self.get(name)["metadata"]["name"], name)
+        finally:
+            self.delete(name)
+
+    def test_invalid_jobs_rejected_naming_the_field(self):
+        for case, obj, expected in INVALID:
+            with self.subTest(case=case):
+                res = self.create(obj)
+                self.assertNotEqual(res.returncode, 0, f"{case}: accepted but must be rejected")
+                for text in expected:
+                    self.assertIn(text, res.stderr, f"{case}: error lacks {text!r}")
+                self.assertIn("is invalid", res.stderr)  # the API server's 422, not kubectl
+                gone = self.cp.kubectl("-n", NS, "get", "trainingjob", obj["metadata"]["name"])
+                self.assertIn("NotFound", gone.stderr, f"{case}: object was stored")
+
+    def test_unknown_field_rejected_with_strict_validation(self):
+        obj = job("typo")
+        obj["spec"]["nnode"] = 2
+        res = self.create(obj, validate="strict")
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn('unknown field "spec.nnode"', res.stderr)
+
+    def test_gang_shape_changes_only_while_suspended(self):
+        self.assertEqual(self.create(job("resize", nnodes=2)).returncode, 0)
+        try:
+            res = self.cp.kubectl("-n", NS, "patch", "trainingjob", "resize", "--type=merge",
+                                  "-p", '{"spec":{"nnodes":4}}')
+            self.assertNotEqual(res.returncode, 0)
+            self.assertIn("spec.nnodes", res.stderr)
+            self.assertIn("may change only while spec.runPolicy.suspend is true", res.stderr)
+            # runPolicy itself stays mutable: suspending is how a job is reshaped.
+            self.cp.kubectl("-n", NS, "patch", "trainingjob", "resize", "--type=merge", "-p",
+                            '{"spec":{"runPolicy":{"suspend":true}}}', check=True)
+            self.cp.kubectl("-n", NS, "patch", "trainingjob", "resize", "--type=merge", "-p",
+                            '{"spec":{"nnodes":4,"image":"ddp3d/worker:v2"}}', check=True)
+            self.assertEqual(self.get("resize")["spec"]["nnodes"], 4)
+        finally:
+            self.delete("resize")
+
+    def test_status_subresource_and_printer_columns(self):
+        self.assertEqual(self.create(job("columns", nnodes=4, gpusPerNode=2)).returncode, 0)
+        try:
+            # A write to the main resource must not touch status...
+            obj = self.get("columns")
+            obj["status"] = {"phase": "Failed"}
+            self.cp.kubectl("-n", NS, "replace", "-f", "-", stdin=json.dumps(obj), check=True)
+            self.assertNotIn("status", self.get("columns"))
+            # ...only the status subresource does, and it is schema-checked too.
+            status = {"status": {"phase": "Running", "restarts": 1, "attempt": 1,
+                                 "observedGeneration": 1,
+                                 "nodes": [{"rank": 0, "pod": "columns-node-0", "phase": "Running"}],
+                                 "conditions": [{"type": "Running", "status": "True",
+                                                 "reason": "AllPodsRunning",
+                                                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+            self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns", "--subresource=status",
+                            "--type=merge", "-p", json.dumps(status), check=True)
+            self.assertEqual(self.get("columns")["status"]["nodes"][0]["pod"], "columns-node-0")
+            bad = self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns",
+                                  "--subresource=status", "--type=merge",
+                                  "-p", '{"status":{"phase":"Exploded"}}')
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("status.phase", bad.stderr)
+
+            res = self.cp.kubectl("-n", NS, "get", "tj", "columns", check=True)
+            header, row = res.stdout.splitlines()[:2]
+            self.assertEqual(header.split(),
+                             ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS", "AGE"])
+            self.assertEqual(row.split()[:5], ["columns", "Running", "4", "2", "1"])
+        finally:
+            self.delete("columns")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
