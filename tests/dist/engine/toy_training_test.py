@@ -65,7 +65,9 @@ def train_records(run_dir):
 
 
 def run_dirs(work_dir):
-    return sorted(d for d in glob.glob(os.path.join(work_dir, "2*")) if os.path.isdir(d))
+    # Oldest first; a run started in the same second as the previous one gets "<stamp>_1".
+    return sorted((d for d in glob.glob(os.path.join(work_dir, "2*")) if os.path.isdir(d)),
+                  key=os.path.getctime)
 
 
 class ToyTraining(unittest.TestCase):
