@@ -40,7 +40,26 @@ void deserialize_checkpoint(const std::string& payload, const std::string& origi
     root.load_from(payload.data(), payload.size());
     torch::serialize::InputArchive model_archive;
     root.read("model", model_archive);
+    // Module::load swaps each tensor's storage (Tensor::set_) and so accepts any shape: check
+    // the shapes ourselves.
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
+    for (const auto& item : model.named_parameters())
+      shapes.emplace_back(item.key(), item.value().sizes().vec());
+    for (const auto& item : model.named_buffers())
+      shapes.emplace_back(item.key(), item.value().sizes().vec());
     model.load(model_archive);
+    std::size_t i = 0;
+    auto check = [&](const std::string& name, const at::Tensor& t) {
+      if (t.sizes().vec() != shapes[i++].second) {
+        std::ostringstream msg;
+        msg << "checkpoint " << origin << " does not fit this model: " << name << " has shape "
+            << t.sizes() << " in the checkpoint, the model expects "
+            << at::IntArrayRef(shapes[i - 1].second);
+        throw std::runtime_error(msg.str());
+      }
+    };
+    for (const auto& item : model.named_parameters()) check(item.key(), item.value());
+    for (const auto& item : model.named_buffers()) check(item.key(), item.value());
     if (optimizer != nullptr) {
       torch::serialize::InputArchive optim_archive;
       root.read("optimizer", optim_archive);

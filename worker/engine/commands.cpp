@@ -52,6 +52,8 @@ int run_train(int argc, char** argv) {
     RunnerOptions options = runner_options_from_config(cfg);
     if (args.resume) options.resume = *args.resume;
     check_component_types(cfg);
+    // An explicit checkpoint that is missing or corrupt fails before the process group too.
+    if (!options.resume.empty() && options.resume != "auto") read_checkpoint_file(options.resume);
 
     std::unique_ptr<Session> session = start_session(cfg, args.launcher, "train");
     options.work_dir = session->work_dir;

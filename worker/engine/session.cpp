@@ -97,9 +97,15 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
   const std::string name = cfg.file().stem().string();
   s->work_dir = cfg.has("work_dir") ? std::filesystem::path(cfg.get<std::string>("work_dir"))
                                     : std::filesystem::path("work_dirs") / name;
-  const std::string stamp = timestamp();
+  std::string stamp = timestamp();
   const bool rank0 = s->ctx.rank == 0;
   if (rank0) {
+    // A run restarted within the same second (a resume right after a crash) gets its own
+    // run dir rather than appending to the previous run's logs.
+    const std::string second = stamp;
+    for (int n = 1; std::filesystem::exists(s->work_dir / stamp); ++n) {
+      stamp = second + "_" + std::to_string(n);
+    }
     std::filesystem::create_directories(s->work_dir);
     std::ofstream(s->work_dir / (name + ".yaml")) << cfg.dump_yaml();
   }

@@ -92,7 +92,10 @@ std::string format_iter_json(const IterRecord& r) {
 std::string format_metrics_line(const std::string& mode, std::int64_t epoch, std::int64_t iters,
                                 const std::map<std::string, double>& metrics) {
   std::ostringstream out;
-  out << "Epoch(" << mode << ") [" << epoch << "][" << iters << "/" << iters << "]  ";
+  // mmengine: "Epoch(val) [3][4/4]", and without an epoch for a test run "Epoch(test) [4/4]".
+  out << "Epoch(" << mode << ") ";
+  if (mode != "test") out << "[" << epoch << "]";
+  out << "[" << iters << "/" << iters << "]  ";
   for (const auto& [name, value] : metrics) out << "  " << name << ": " << fixed4(value);
   return out.str();
 }

@@ -65,7 +65,9 @@ def train_records(run_dir):
 
 
 def run_dirs(work_dir):
-    return sorted(d for d in glob.glob(os.path.join(work_dir, "2*")) if os.path.isdir(d))
+    # Oldest first; a run started in the same second as the previous one gets "<stamp>_1".
+    return sorted((d for d in glob.glob(os.path.join(work_dir, "2*")) if os.path.isdir(d)),
+                  key=os.path.getctime)
 
 
 class ToyTraining(unittest.TestCase):
@@ -104,6 +106,26 @@ class ToyTraining(unittest.TestCase):
         self.assertEqual(len(logs), 1)
         with open(logs[0]) as f:
             self.assertIn("Epoch(train) [6]", f.read())
+
+    def test_accumulation_equals_the_bigger_batch(self):
+        # Per rank: 2 micro-batches of 8 accumulated (the first under DDP no_sync) give the same
+        # training as one batch of 16 (loss divisor, step timing, averaging all right).
+        flat = ["param_scheduler=[]"]  # the warm-up counts iterations, which differ here
+        results = {}
+        for tag, extra in (("big", ["train_dataloader.batch_size=16"]),
+                           ("accum", ["train_dataloader.batch_size=8",
+                                      "optim_wrapper.accumulative_counts=2"])):
+            work = os.path.join(self.tmp, tag)
+            codes = wait_all(start_ranks(["--work-dir", work, "--cfg-options"] + flat + extra,
+                                         self.tmp, tag))
+            self.assertEqual(codes, [0, 0], read_output(self.tmp, tag))
+            with open(os.path.join(run_dirs(work)[-1], "vis_data", "scalars.json")) as f:
+                results[tag] = [json.loads(line)["mse"] for line in f if '"mse"' in line]
+        print("val mse, batch 16: %s; 2 x 8 accumulated: %s" % (results["big"], results["accum"]))
+        self.assertEqual(len(results["big"]), 3)
+        for a, b in zip(results["big"], results["accum"]):
+            self.assertLess(abs(a - b) / a, 1e-4)
+        self.assertLess(results["accum"][-1], results["accum"][0])
 
     def test_killed_run_resumes_on_the_same_curve(self):
         # More samples per epoch so that the kill lands mid-training.

@@ -34,6 +34,7 @@ TEST(TrainLog, EtaLikePythonTimedelta) {
 TEST(TrainLog, MetricsRecords) {
   EXPECT_EQ(format_metrics_line("val", 2, 4, {{"mae", 0.5}, {"mse", 0.25}}),
             "Epoch(val) [2][4/4]    mae: 0.5000  mse: 0.2500");
+  EXPECT_EQ(format_metrics_line("test", 0, 4, {{"mse", 0.25}}), "Epoch(test) [4/4]    mse: 0.2500");
   EXPECT_EQ(format_metrics_json(2, 64, {{"mse", 0.25}}),
             "{\"mse\": 0.25, \"epoch\": 2, \"step\": 64}");
 }
