@@ -62,7 +62,7 @@ TEST(Anchor3DHead, TargetsAssignPerClass) {
   EXPECT_EQ(t.num_total_pos, 3);
   // Exact anchor match: zero deltas except the yaw difference π; direction bin 1.
   EXPECT_TRUE(at::allclose(t.bbox_targets[0][car_idx],
-                           at::tensor({0.0, 0, 0, 0, 0, 0, M_PI}, at::kDouble), 0, 1e-9));
+                           at::tensor({0.0, 0.0, 0.0, 0.0, 0.0, 0.0, M_PI}, at::kDouble), 0, 1e-9));
   EXPECT_EQ(t.dir_targets[0][car_idx].item<int64_t>(), 1);
   EXPECT_EQ(t.dir_targets[0][ped_idx].item<int64_t>(), 0);
   EXPECT_EQ(t.bbox_weights[0].sum().item<double>(), 21.0);

@@ -85,7 +85,7 @@ TEST(PillarFeatureNet, OutputShapeAndPaddingDoesNotLeak) {
 
 TEST(PillarFeatureNet, PaddingMask) {
   const at::Tensor mask = padding_mask(at::tensor({1, 3, 0}, at::kInt), 4);
-  EXPECT_TRUE(at::equal(mask, at::tensor({1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0}, at::kBool).view({3, 4})));
+  EXPECT_TRUE(at::equal(mask, at::tensor({1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0}, at::kInt).to(at::kBool).view({3, 4})));
 }
 
 TEST(PillarFeatureNet, RejectsMismatchedInputs) {

@@ -66,7 +66,11 @@ at::Tensor PillarFeatureNetImpl::decorate(const at::Tensor& voxels, const at::Te
   TORCH_CHECK(coors.dim() == 2 && coors.size(0) == voxels.size(0) && coors.size(1) == 4,
               "PillarFeatureNet: coors must be [M, 4] (batch, z, y, x), got ", coors.sizes());
   const at::Tensor counts = num_points.to(voxels.dtype()).clamp_min(1).view({-1, 1, 1});
-  at::Tensor xyz = voxels.narrow(2, 0, 3);
+  const at::Tensor mask =
+      padding_mask(num_points, voxels.size(1)).unsqueeze(2).to(voxels.dtype());  // [M, P, 1]
+  // Voxelization pads with zeros; masking first keeps the pillar means right even if not.
+  const at::Tensor points = voxels * mask;
+  const at::Tensor xyz = points.narrow(2, 0, 3);
   std::vector<at::Tensor> parts;
 
   at::Tensor f_cluster;
@@ -92,16 +96,15 @@ at::Tensor PillarFeatureNetImpl::decorate(const at::Tensor& voxels, const at::Te
 
   // Legacy mmdet3d writes the centre offsets over the raw x, y, z (see the options comment).
   if (options_.with_voxel_center && options_.legacy) {
-    parts.push_back(at::cat({f_center, voxels.narrow(2, 3, voxels.size(2) - 3)}, 2));
+    parts.push_back(at::cat({f_center, points.narrow(2, 3, points.size(2) - 3)}, 2));
   } else {
-    parts.push_back(voxels);
+    parts.push_back(points);
   }
   if (f_cluster.defined()) parts.push_back(f_cluster);
   if (f_center.defined()) parts.push_back(f_center);
   if (points_dist.defined()) parts.push_back(points_dist);
   at::Tensor features = at::cat(parts, 2);
   // Decorations of padding slots are not zero (offsets from a centre): zero them again.
-  const at::Tensor mask = padding_mask(num_points, voxels.size(1)).unsqueeze(2).to(features.dtype());
   return features * mask;
 }
 
