@@ -29,7 +29,9 @@ void require_positive(const std::vector<int64_t>& values, const std::string& key
 
 }  // namespace
 
-PointPillarsOptions pointpillars_kitti_3class_options() { return PointPillarsOptions{}; }
+PointPillarsOptions pointpillars_kitti_3class_options() {
+  return PointPillarsOptions{};
+}
 
 PointPillarsOptions pointpillars_kitti_car_options() {
   PointPillarsOptions o;
@@ -43,8 +45,8 @@ PointPillarsOptions pointpillars_kitti_car_options() {
 void validate(const PointPillarsOptions& o) {
   const auto& ve = o.voxel_encoder;
   if (ve.in_channels < 3) {
-    fail("model.voxel_encoder.in_channels", "must be >= 3 (x, y, z first), got " +
-                                                std::to_string(ve.in_channels));
+    fail("model.voxel_encoder.in_channels",
+         "must be >= 3 (x, y, z first), got " + std::to_string(ve.in_channels));
   }
   require_positive(ve.feat_channels, "model.voxel_encoder.feat_channels");
   for (size_t i = 0; i + 1 < ve.feat_channels.size(); ++i) {
@@ -91,8 +93,8 @@ void validate(const PointPillarsOptions& o) {
 
   const auto& nk = o.neck;
   if (nk.in_channels != bb.out_channels) {
-    fail("model.neck.in_channels",
-         "must equal backbone.out_channels " + str(bb.out_channels) + ", got " + str(nk.in_channels));
+    fail("model.neck.in_channels", "must equal backbone.out_channels " + str(bb.out_channels) +
+                                       ", got " + str(nk.in_channels));
   }
   require_positive(nk.out_channels, "model.neck.out_channels");
   if (nk.out_channels.size() != nk.in_channels.size() ||
@@ -105,15 +107,18 @@ void validate(const PointPillarsOptions& o) {
   }
 
   const auto& hd = o.bbox_head;
-  const int64_t neck_out = std::accumulate(nk.out_channels.begin(), nk.out_channels.end(), int64_t{0});
+  const int64_t neck_out =
+      std::accumulate(nk.out_channels.begin(), nk.out_channels.end(), int64_t{0});
   if (hd.in_channels != neck_out) {
     fail("model.bbox_head.in_channels",
          "must equal the sum of neck.out_channels = " + std::to_string(neck_out) + ", got " +
              std::to_string(hd.in_channels));
   }
   if (hd.feat_channels != hd.in_channels) {
-    fail("model.bbox_head.feat_channels", "must equal bbox_head.in_channels (the head has no "
-                                          "shared convs), got " + std::to_string(hd.feat_channels));
+    fail("model.bbox_head.feat_channels",
+         "must equal bbox_head.in_channels (the head has no "
+         "shared convs), got " +
+             std::to_string(hd.feat_channels));
   }
   if (hd.num_classes <= 0) fail("model.bbox_head.num_classes", "must be > 0");
   const auto& ag = hd.anchor_generator;
@@ -138,9 +143,9 @@ void validate(const PointPillarsOptions& o) {
 
   const auto& tc = o.train_cfg;
   if (tc.assigner.size() != 1 && tc.assigner.size() != ag.sizes.size()) {
-    fail("model.train_cfg.assigner",
-         "needs one assigner, or one per anchor size (" + std::to_string(ag.sizes.size()) +
-             "), got " + std::to_string(tc.assigner.size()));
+    fail("model.train_cfg.assigner", "needs one assigner, or one per anchor size (" +
+                                         std::to_string(ag.sizes.size()) + "), got " +
+                                         std::to_string(tc.assigner.size()));
   }
   if (tc.assigner.size() > 1 && hd.assign_per_class &&
       static_cast<int64_t>(ag.sizes.size()) != hd.num_classes) {
@@ -154,8 +159,8 @@ void validate(const PointPillarsOptions& o) {
     }
   }
   if (!tc.code_weight.empty() && tc.code_weight.size() != 7) {
-    fail("model.train_cfg.code_weight", "must have 7 entries (one per box code), got " +
-                                            std::to_string(tc.code_weight.size()));
+    fail("model.train_cfg.code_weight",
+         "must have 7 entries (one per box code), got " + std::to_string(tc.code_weight.size()));
   }
   if (o.test_cfg.max_num <= 0) fail("model.test_cfg.max_num", "must be > 0");
   if (!o.test_cfg.use_rotate_nms) {

@@ -114,9 +114,8 @@ struct Max3DIoUAssignerOptions {
 // model.train_cfg. One assigner for all anchors, or one per anchor class (same order as
 // anchor_generator.sizes).
 struct TrainCfg {
-  std::vector<Max3DIoUAssignerOptions> assigner{{0.5, 0.35, 0.35, true, true},
-                                                {0.5, 0.35, 0.35, true, true},
-                                                {0.6, 0.45, 0.45, true, true}};
+  std::vector<Max3DIoUAssignerOptions> assigner{
+      {0.5, 0.35, 0.35, true, true}, {0.5, 0.35, 0.35, true, true}, {0.6, 0.45, 0.45, true, true}};
   std::vector<double> code_weight{};  // empty = all ones
   double pos_weight = -1.0;           // <= 0: positives weigh 1 in the classification loss
 };

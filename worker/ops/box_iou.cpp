@@ -18,8 +18,8 @@ namespace {
 
 void check_boxes(const at::Tensor& boxes, int64_t min_dim, const char* fn, const char* arg) {
   TORCH_CHECK(boxes.defined(), fn, ": ", arg, " is undefined");
-  TORCH_CHECK(boxes.dim() == 2 && boxes.size(1) >= min_dim, fn, ": ", arg, " must be [N, >=",
-              min_dim, "], got ", boxes.sizes());
+  TORCH_CHECK(boxes.dim() == 2 && boxes.size(1) >= min_dim, fn, ": ", arg,
+              " must be [N, >=", min_dim, "], got ", boxes.sizes());
   TORCH_CHECK(boxes.is_floating_point(), fn, ": ", arg, " must be floating point, got ",
               boxes.scalar_type());
 }
@@ -132,7 +132,8 @@ at::Tensor nearest_bev(const at::Tensor& boxes) {
   // |yaw| wrapped into [-π/2, π/2): beyond π/4 the box is closer to lying across the x axis.
   const at::Tensor wrapped = yaw - at::floor(yaw / M_PI + 0.5) * M_PI;
   const at::Tensor swap = (wrapped.abs() > M_PI / 4).unsqueeze(1);
-  const at::Tensor dims = boxes.index_select(1, at::tensor({3, 4}, boxes.options().dtype(at::kLong)));
+  const at::Tensor dims =
+      boxes.index_select(1, at::tensor({3, 4}, boxes.options().dtype(at::kLong)));
   const at::Tensor dims_swapped = dims.flip({1});
   const at::Tensor half = at::where(swap, dims_swapped, dims) / 2;
   const at::Tensor centres = boxes.narrow(1, 0, 2);

@@ -24,7 +24,8 @@ at::Tensor nms_rotated_bev(const at::Tensor& boxes, const at::Tensor& scores,
   const auto index_options = boxes.options().dtype(at::kLong);
   if (boxes.size(0) == 0) return at::empty({0}, index_options);
   // Stable sort: equal scores keep input order, so results do not depend on the sort kernel.
-  const at::Tensor order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
+  const at::Tensor order =
+      std::get<1>(scores.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
 
   if (boxes.is_cuda()) {
 #ifdef DDP3D_WITH_CUDA
@@ -32,8 +33,9 @@ at::Tensor nms_rotated_bev(const at::Tensor& boxes, const at::Tensor& scores,
     const at::Tensor kept = cuda::nms_rotated_bev_sorted_cuda(sorted, iou_threshold);
     return order.index_select(0, kept.to(order.device()));
 #else
-    TORCH_CHECK(false, "nms_rotated_bev: got CUDA tensors but ddp3d was built without "
-                       "DDP3D_WITH_CUDA");
+    TORCH_CHECK(false,
+                "nms_rotated_bev: got CUDA tensors but ddp3d was built without "
+                "DDP3D_WITH_CUDA");
 #endif
   }
 

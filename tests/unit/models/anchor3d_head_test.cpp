@@ -1,10 +1,11 @@
 // Anchor3DHead: targets with per-class assignment, losses, and inference on a small grid.
+#include "worker/models/dense_heads/anchor3d_head.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "worker/models/dense_heads/anchor3d_head.h"
 #include "worker/models/task_modules/delta_xyzwlhr_bbox_coder.h"
 
 namespace ddp3d::models {
@@ -14,15 +15,19 @@ namespace {
 Anchor3DHeadOptions small_head_options() {
   Anchor3DHeadOptions o;
   o.in_channels = o.feat_channels = 8;
-  o.anchor_generator.ranges = {{0, -4, -0.6, 10, 4, -0.6}, {0, -4, -0.6, 10, 4, -0.6},
-                               {0, -4, -1.78, 10, 4, -1.78}};
+  o.anchor_generator.ranges = {
+      {0, -4, -0.6, 10, 4, -0.6}, {0, -4, -0.6, 10, 4, -0.6}, {0, -4, -1.78, 10, 4, -1.78}};
   return o;
 }
 
-Anchor3DHead small_head() { return Anchor3DHead(small_head_options(), TrainCfg{}, TestCfg{}); }
+Anchor3DHead small_head() {
+  return Anchor3DHead(small_head_options(), TrainCfg{}, TestCfg{});
+}
 
 // Flat index of (row h, column w, class k, rotation r) on the 4 × 5 grid.
-int64_t flat_index(int64_t h, int64_t w, int64_t k, int64_t r) { return ((h * 5 + w) * 3 + k) * 2 + r; }
+int64_t flat_index(int64_t h, int64_t w, int64_t k, int64_t r) {
+  return ((h * 5 + w) * 3 + k) * 2 + r;
+}
 
 TEST(Anchor3DHead, OutputChannels) {
   Anchor3DHead head = small_head();
@@ -71,7 +76,8 @@ TEST(Anchor3DHead, TargetsAssignPerClass) {
   EXPECT_EQ(t.label_weights[0][flat_index(2, 1, 2, 1)].item<double>(), 1.0);
 
   // No gt at all: everything negative, normaliser clamped to 1.
-  const HeadTargets empty = head->targets(anchors, {at::zeros({0, 7}, at::kDouble)}, {at::zeros({0}, at::kLong)});
+  const HeadTargets empty =
+      head->targets(anchors, {at::zeros({0, 7}, at::kDouble)}, {at::zeros({0}, at::kLong)});
   EXPECT_TRUE((empty.labels == 3).all().item<bool>());
   EXPECT_TRUE((empty.label_weights == 1).all().item<bool>());
   EXPECT_EQ(empty.num_total_pos, 1);
@@ -81,7 +87,8 @@ TEST(Anchor3DHead, TargetsAssignPerClass) {
 TEST(Anchor3DHead, LossesAreFiniteAndReachEveryParameter) {
   Anchor3DHead head = small_head();
   const at::Tensor anchors = head->anchors(4, 5, at::kFloat);
-  const at::Tensor car = anchors[1][2][2][0] + at::tensor({0.2f, -0.1f, 0.0f, 0.1f, 0.0f, 0.0f, 0.1f});
+  const at::Tensor car =
+      anchors[1][2][2][0] + at::tensor({0.2f, -0.1f, 0.0f, 0.1f, 0.0f, 0.0f, 0.1f});
   const std::vector<at::Tensor> gt_boxes{car.unsqueeze(0), at::zeros({0, 7})};
   const std::vector<at::Tensor> gt_labels{at::tensor({2}, at::kLong), at::zeros({0}, at::kLong)};
   const HeadOutputs out = head->forward(at::randn({2, 8, 4, 5}));
@@ -108,9 +115,9 @@ TEST(Anchor3DHead, PredictDecodesSuppressesAndFixesDirection) {
   const int64_t car0 = (2 * 2 + 0) * 3 + 2;  // channel (anchor a = size·2 + rot) · C + class
   const int64_t car1 = (2 * 2 + 1) * 3 + 2;
   const int64_t cyc0 = (1 * 2 + 0) * 3 + 1;
-  cls[0][car0][2][3] = 3.0;   // σ = 0.953
-  cls[0][car1][2][3] = 2.0;   // σ = 0.881, overlaps the first (IoU 0.26 > nms_thr 0.01)
-  cls[0][cyc0][0][0] = 1.0;   // σ = 0.731
+  cls[0][car0][2][3] = 3.0;  // σ = 0.953
+  cls[0][car1][2][3] = 2.0;  // σ = 0.881, overlaps the first (IoU 0.26 > nms_thr 0.01)
+  cls[0][cyc0][0][0] = 1.0;  // σ = 0.731
   at::Tensor dir = at::zeros({1, 12, 4, 5});
   dir[0][2 * 2 * 2 + 1][2][3] = 5.0;  // car yaw-0 anchor: direction bin 1 → yaw π
   const HeadOutputs out{cls, at::zeros({1, 42, 4, 5}), dir};

@@ -47,7 +47,8 @@ TEST(SmoothL1Loss, MatchesHandComputedValues) {
   const at::Tensor target = at::zeros({4}, kF64);
   const double eps = 1.1920928955078125e-07;
   const double sum = 0.01125 + (0.5 - 1.0 / 18) + (1 - 1.0 / 18);
-  EXPECT_NEAR(l1(pred, target, at::ones({4}, kF64), 2.0).item<double>(), 2 * sum / (2 + eps), 1e-12);
+  EXPECT_NEAR(l1(pred, target, at::ones({4}, kF64), 2.0).item<double>(), 2 * sum / (2 + eps),
+              1e-12);
   // Weights select elements.
   EXPECT_NEAR(l1(pred, target, at::tensor({0.0, 0.0, 0.0, 1.0}, kF64), 1.0).item<double>(),
               2 * (1 - 1.0 / 18) / (1 + eps), 1e-12);
@@ -58,7 +59,8 @@ TEST(CrossEntropyLoss, MatchesHandComputedValues) {
   const CrossEntropyLoss ce(CrossEntropyLossOptions{});
   const at::Tensor logits = at::tensor({2.0, 0.0, 0.0, 0.0}, kF64).view({2, 2});
   const at::Tensor labels = at::tensor({0, 1}, at::kLong);
-  EXPECT_NEAR(ce(logits, labels, at::ones({2}, kF64), 2.0).item<double>(), 0.08200751427226304, 1e-12);
+  EXPECT_NEAR(ce(logits, labels, at::ones({2}, kF64), 2.0).item<double>(), 0.08200751427226304,
+              1e-12);
 }
 
 TEST(SinDifference, EncodesYawErrorAsSine) {

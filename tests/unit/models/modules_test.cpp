@@ -1,7 +1,6 @@
 // PillarFeatureNet, PointPillarsScatter, SECOND and SECONDFPN on small tensors.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-
 #include <torch/nn/modules/conv.h>
 
 #include "worker/models/backbones/second.h"
@@ -52,7 +51,8 @@ TEST(PillarFeatureNet, DecoratesPointsWithClusterAndCentreOffsets) {
                            pts.narrow(1, 0, 3) - pts.narrow(1, 0, 3).mean(0, true), 1e-5, 1e-6));
   // Pillar 1 is cell (x 3, y 1, z 0): centre (3.5·0.16, -39.68 + 1.5·0.16, -3 + 2).
   const at::Tensor centre = at::tensor({3.5 * 0.16, -39.68 + 1.5 * 0.16, -1.0}, at::kFloat);
-  EXPECT_TRUE(at::allclose(f[1].narrow(0, 0, 2).narrow(1, 7, 3), pts.narrow(1, 0, 3) - centre, 1e-5, 1e-5));
+  EXPECT_TRUE(
+      at::allclose(f[1].narrow(0, 0, 2).narrow(1, 7, 3), pts.narrow(1, 0, 3) - centre, 1e-5, 1e-5));
   // Padding slots are all zero.
   EXPECT_EQ(f[0].narrow(0, 1, 3).abs().sum().item<float>(), 0.0f);
   EXPECT_EQ(f[1].narrow(0, 2, 2).abs().sum().item<float>(), 0.0f);
@@ -85,7 +85,8 @@ TEST(PillarFeatureNet, OutputShapeAndPaddingDoesNotLeak) {
 
 TEST(PillarFeatureNet, PaddingMask) {
   const at::Tensor mask = padding_mask(at::tensor({1, 3, 0}, at::kInt), 4);
-  EXPECT_TRUE(at::equal(mask, at::tensor({1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0}, at::kInt).to(at::kBool).view({3, 4})));
+  EXPECT_TRUE(at::equal(
+      mask, at::tensor({1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0}, at::kInt).to(at::kBool).view({3, 4})));
 }
 
 TEST(PillarFeatureNet, RejectsMismatchedInputs) {

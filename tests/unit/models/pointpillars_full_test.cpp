@@ -68,9 +68,9 @@ SyntheticBatch synthetic_batch(const PointPillarsOptions& o, int64_t num_pillars
   const at::Tensor pz = u.select(2, 2) * (pcr[5] - pcr[2]) + pcr[2];
   const at::Tensor mask = (at::arange(p).unsqueeze(0) < b.num_points.unsqueeze(1)).to(at::kFloat);
   b.voxels = at::stack({px, py, pz, u.select(2, 3)}, 2) * mask.unsqueeze(2);
-  b.gt_boxes = {at::tensor({10.0f, 5.0f, -1.6f, 3.9f, 1.6f, 1.56f, 0.3f,    //
-                            25.0f, -8.0f, -1.7f, 4.2f, 1.7f, 1.5f, 1.8f,   //
-                            40.0f, 12.0f, -1.5f, 3.6f, 1.5f, 1.6f, -2.5f})
+  b.gt_boxes = {at::tensor({10.0f, 5.0f,  -1.6f, 3.9f, 1.6f, 1.56f, 0.3f,  //
+                            25.0f, -8.0f, -1.7f, 4.2f, 1.7f, 1.5f,  1.8f,  //
+                            40.0f, 12.0f, -1.5f, 3.6f, 1.5f, 1.6f,  -2.5f})
                     .view({3, 7})};
   b.gt_labels = {at::zeros({3}, at::kLong)};
   return b;
@@ -82,14 +82,14 @@ TEST(PointPillarsFull, CarModelTrainsOneIterationAndPredicts) {
   model->train();
   const SyntheticBatch batch = synthetic_batch(options, 6000);
   // mmdet3d's optimizer for this config: AdamW(lr=1e-3, betas=(0.95, 0.99), weight_decay=0.01).
-  torch::optim::AdamW optimizer(model->parameters(),
-                                torch::optim::AdamWOptions(1e-3).betas({0.95, 0.99}).weight_decay(0.01));
+  torch::optim::AdamW optimizer(
+      model->parameters(), torch::optim::AdamWOptions(1e-3).betas({0.95, 0.99}).weight_decay(0.01));
   std::vector<at::Tensor> before;
   for (const auto& p : model->parameters()) before.push_back(p.detach().clone());
 
   const auto t0 = std::chrono::steady_clock::now();
-  const LossMap losses =
-      model->forward_train(batch.voxels, batch.num_points, batch.coors, batch.gt_boxes, batch.gt_labels);
+  const LossMap losses = model->forward_train(batch.voxels, batch.num_points, batch.coors,
+                                              batch.gt_boxes, batch.gt_labels);
   const auto t1 = std::chrono::steady_clock::now();
   ASSERT_EQ(losses.size(), 3u);
   for (const auto& [name, value] : losses) {
@@ -114,7 +114,8 @@ TEST(PointPillarsFull, CarModelTrainsOneIterationAndPredicts) {
 
   model->eval();
   const auto t3 = std::chrono::steady_clock::now();
-  const std::vector<Detections> dets = model->predict(batch.voxels, batch.num_points, batch.coors, 1);
+  const std::vector<Detections> dets =
+      model->predict(batch.voxels, batch.num_points, batch.coors, 1);
   const auto t4 = std::chrono::steady_clock::now();
   ASSERT_EQ(dets.size(), 1u);
   EXPECT_LE(dets[0].boxes.size(0), options.test_cfg.max_num);
@@ -122,9 +123,9 @@ TEST(PointPillarsFull, CarModelTrainsOneIterationAndPredicts) {
   EXPECT_TRUE(at::isfinite(dets[0].boxes).all().item<bool>());
   using ms = std::chrono::milliseconds;
   std::cout << "[time] forward_train " << std::chrono::duration_cast<ms>(t1 - t0).count()
-            << " ms, backward " << std::chrono::duration_cast<ms>(t2 - t1).count() << " ms, predict "
-            << std::chrono::duration_cast<ms>(t4 - t3).count() << " ms, " << dets[0].boxes.size(0)
-            << " boxes\n";
+            << " ms, backward " << std::chrono::duration_cast<ms>(t2 - t1).count()
+            << " ms, predict " << std::chrono::duration_cast<ms>(t4 - t3).count() << " ms, "
+            << dets[0].boxes.size(0) << " boxes\n";
 }
 
 }  // namespace

@@ -15,7 +15,9 @@ namespace {
 
 const auto kF64 = at::TensorOptions().dtype(at::kDouble);
 
-at::Tensor row(std::initializer_list<double> v) { return at::tensor(std::vector<double>(v), kF64); }
+at::Tensor row(std::initializer_list<double> v) {
+  return at::tensor(std::vector<double>(v), kF64);
+}
 
 void expect_box(const at::Tensor& got, std::initializer_list<double> want, double tol = 1e-6) {
   EXPECT_TRUE(at::allclose(got, row(want), 0, tol)) << "got " << got << " want " << row(want);
@@ -68,8 +70,8 @@ TEST(DeltaCoder, DecodeInvertsEncode) {
   const at::Tensor yaw = at::rand({n, 1}, kF64) * 6 - 3;
   const at::Tensor anchors = at::cat({centre, size, yaw}, 1);
   const at::Tensor boxes = anchors + at::randn({n, 7}, kF64) * 0.3;
-  const at::Tensor boxes_pos = at::cat({boxes.narrow(1, 0, 3), boxes.narrow(1, 3, 3).abs() + 0.1,
-                                        boxes.narrow(1, 6, 1)}, 1);
+  const at::Tensor boxes_pos =
+      at::cat({boxes.narrow(1, 0, 3), boxes.narrow(1, 3, 3).abs() + 0.1, boxes.narrow(1, 6, 1)}, 1);
   const at::Tensor deltas = DeltaXYZWLHRBBoxCoder::encode(anchors, boxes_pos);
   EXPECT_TRUE(at::allclose(DeltaXYZWLHRBBoxCoder::decode(anchors, deltas), boxes_pos, 0, 1e-10));
   // Zero deltas decode to the anchor itself.
@@ -79,8 +81,8 @@ TEST(DeltaCoder, DecodeInvertsEncode) {
 
 TEST(BoxMath, LimitPeriodAndDirectionTarget) {
   const at::Tensor v = row({-4.0, 0.0, 3.0, 7.0});
-  EXPECT_TRUE(at::allclose(limit_period(v, 0.5, M_PI), row({-4.0 + M_PI, 0.0, 3.0 - M_PI, 7.0 - 2 * M_PI}),
-                           0, 1e-12));
+  EXPECT_TRUE(at::allclose(limit_period(v, 0.5, M_PI),
+                           row({-4.0 + M_PI, 0.0, 3.0 - M_PI, 7.0 - 2 * M_PI}), 0, 1e-12));
   // dir_offset -π/2, limit 0: bin 0 for yaw in [-π/2, π/2), bin 1 otherwise.
   const at::Tensor anchors = at::zeros({4, 7}, kF64);
   at::Tensor reg = at::zeros({4, 7}, kF64);
@@ -109,25 +111,26 @@ TEST(Max3DIoUAssigner, ThresholdsAndLowQualityMatches) {
   // gt_max_assign_all: every anchor tied at a gt's best IoU is matched to it.
   const Max3DIoUAssigner ped({0.5, 0.35, 0.35, true, true});
   const at::Tensor ties = at::tensor({0.4, 0.4, 0.1}, at::kFloat).view({1, 3});
-  EXPECT_TRUE(at::equal(ped.assign_wrt_overlaps(ties).assigned_gt_inds, at::tensor({1, 1, 0}, at::kLong)));
-  const Max3DIoUAssigner ped_one({0.5, 0.35, 0.35, false, true});
   EXPECT_TRUE(
-      at::equal(ped_one.assign_wrt_overlaps(ties).assigned_gt_inds, at::tensor({1, -1, 0}, at::kLong)));
+      at::equal(ped.assign_wrt_overlaps(ties).assigned_gt_inds, at::tensor({1, 1, 0}, at::kLong)));
+  const Max3DIoUAssigner ped_one({0.5, 0.35, 0.35, false, true});
+  EXPECT_TRUE(at::equal(ped_one.assign_wrt_overlaps(ties).assigned_gt_inds,
+                        at::tensor({1, -1, 0}, at::kLong)));
 }
 
 TEST(Max3DIoUAssigner, AssignsBoxesByNearestBevIou) {
   const Max3DIoUAssigner car({0.6, 0.45, 0.45, true, true});
   // Anchors along x every 2 m, yaw 0 and π/2 at x = 0.
-  const at::Tensor anchors = at::stack({row({0, 0, -1.78, 3.9, 1.6, 1.56, 0}),
-                                        row({0, 0, -1.78, 3.9, 1.6, 1.56, 1.57}),
-                                        row({2, 0, -1.78, 3.9, 1.6, 1.56, 0}),
-                                        row({8, 0, -1.78, 3.9, 1.6, 1.56, 0})});
+  const at::Tensor anchors =
+      at::stack({row({0, 0, -1.78, 3.9, 1.6, 1.56, 0}), row({0, 0, -1.78, 3.9, 1.6, 1.56, 1.57}),
+                 row({2, 0, -1.78, 3.9, 1.6, 1.56, 0}), row({8, 0, -1.78, 3.9, 1.6, 1.56, 0})});
   // A car 0.3 m ahead of anchor 0: nearest-BEV IoU 5.76 / 6.72 = 3.6 / 4.2 with it.
   const at::Tensor gts = at::stack({row({0.3, 0, -1.7, 3.9, 1.6, 1.5, 0.05})});
   const AssignResult r = car.assign(anchors, gts);
   // anchor 1 (crossed): IoU 1.6·1.6 / (2·6.24 - 2.56) ≈ 0.26 → negative;
   // anchor 2: overlap 2.2·1.6 = 3.52 of union 8.96 → 0.39 → negative; anchor 3: disjoint.
-  EXPECT_TRUE(at::equal(r.assigned_gt_inds, at::tensor({1, 0, 0, 0}, at::kLong))) << r.assigned_gt_inds;
+  EXPECT_TRUE(at::equal(r.assigned_gt_inds, at::tensor({1, 0, 0, 0}, at::kLong)))
+      << r.assigned_gt_inds;
   EXPECT_NEAR(r.max_overlaps[0].item<double>(), 3.6 / 4.2, 1e-9);
   // No gt: everything negative.
   EXPECT_TRUE(at::equal(car.assign(anchors, at::zeros({0, 7}, kF64)).assigned_gt_inds,
@@ -143,7 +146,8 @@ TEST(Options, ValidationNamesTheKey) {
     validate(o);
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("model.backbone.layer_nums"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.backbone.layer_nums"), std::string::npos)
+        << e.what();
   }
   o = pointpillars_kitti_car_options();
   o.bbox_head.in_channels = 256;

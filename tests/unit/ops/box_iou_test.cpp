@@ -1,10 +1,10 @@
 // Rotated / aligned / 3D box overlaps against hand-computed cases.
+#include "worker/ops/box_iou.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "worker/ops/box_iou.h"
 
 namespace ddp3d::ops {
 namespace {

@@ -1,11 +1,11 @@
 // Rotated BEV NMS on a hand-made set.
+#include "worker/ops/nms_rotated.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "worker/ops/nms_rotated.h"
 
 namespace ddp3d::ops {
 namespace {
@@ -23,11 +23,11 @@ struct HandSet {
 // 0: A; 1: A shifted 0.2 m (IoU 0.905 with A); 2: C far away; 3: C nudged and turned, scored
 // higher than C; 4: A turned by 90° (IoU 1/3 with A).
 HandSet hand_set() {
-  const at::Tensor boxes = at::tensor({0.0, 0.0, 4.0, 2.0, 0.0,    //
-                                       0.2, 0.0, 4.0, 2.0, 0.0,    //
-                                       10.0, 0.0, 4.0, 2.0, 0.0,   //
-                                       10.0, 0.5, 4.0, 2.0, 0.1,   //
-                                       0.0, 0.0, 4.0, 2.0, M_PI / 2},
+  const at::Tensor boxes = at::tensor({0.0,  0.0, 4.0, 2.0, 0.0,  //
+                                       0.2,  0.0, 4.0, 2.0, 0.0,  //
+                                       10.0, 0.0, 4.0, 2.0, 0.0,  //
+                                       10.0, 0.5, 4.0, 2.0, 0.1,  //
+                                       0.0,  0.0, 4.0, 2.0, M_PI / 2},
                                       at::kDouble)
                                .view({5, 5});
   const at::Tensor scores = at::tensor({0.9, 0.8, 0.7, 0.95, 0.85}, at::kDouble);
@@ -47,7 +47,8 @@ TEST(NmsRotatedBev, KeepsHighestOfEachOverlappingGroup) {
 TEST(NmsRotatedBev, SuppressedBoxesDoNotSuppressOthers) {
   // B overlaps A and C; A suppresses B, so C (which overlaps only B) survives.
   const at::Tensor boxes =
-      at::tensor({0.0, 0.0, 2.0, 2.0, 0.0, 1.2, 0.0, 2.0, 2.0, 0.0, 2.4, 0.0, 2.0, 2.0, 0.0}, at::kFloat)
+      at::tensor({0.0, 0.0, 2.0, 2.0, 0.0, 1.2, 0.0, 2.0, 2.0, 0.0, 2.4, 0.0, 2.0, 2.0, 0.0},
+                 at::kFloat)
           .view({3, 5});
   const at::Tensor scores = at::tensor({0.9, 0.8, 0.7}, at::kFloat);
   EXPECT_EQ(to_vec(nms_rotated_bev(boxes, scores, 0.2)), (std::vector<int64_t>{0, 2}));

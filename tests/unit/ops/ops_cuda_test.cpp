@@ -38,7 +38,8 @@ TEST_F(OpsCuda, PairwiseMeasuresMatchCpu) {
 
   const at::Tensor z = at::rand({300, 2}, gen, at::kFloat);
   const at::Tensor a3 = at::cat({a.narrow(1, 0, 2), z.narrow(1, 0, 1), a.narrow(1, 2, 2),
-                                 z.narrow(1, 1, 1) + 1, a.narrow(1, 4, 1)}, 1);
+                                 z.narrow(1, 1, 1) + 1, a.narrow(1, 4, 1)},
+                                1);
   const at::Tensor b3 = a3.narrow(0, 0, 200).flip({0}).contiguous();
   const at::Tensor iou3_cpu = box_iou_3d(a3, b3);
   const at::Tensor iou3_gpu = box_iou_3d(a3.cuda(), b3.cuda()).cpu();

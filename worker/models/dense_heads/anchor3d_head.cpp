@@ -29,12 +29,15 @@ at::Tensor flatten_map(const at::Tensor& map, int64_t k) {
 
 }  // namespace
 
-std::pair<at::Tensor, at::Tensor> add_sin_difference(const at::Tensor& pred, const at::Tensor& target) {
+std::pair<at::Tensor, at::Tensor> add_sin_difference(const at::Tensor& pred,
+                                                     const at::Tensor& target) {
   const at::Tensor a = pred.narrow(-1, 6, 1);
   const at::Tensor b = target.narrow(-1, 6, 1);
   const int64_t rest = pred.size(-1) - 7;
-  at::Tensor p = at::cat({pred.narrow(-1, 0, 6), at::sin(a) * at::cos(b), pred.narrow(-1, 7, rest)}, -1);
-  at::Tensor t = at::cat({target.narrow(-1, 0, 6), at::cos(a) * at::sin(b), target.narrow(-1, 7, rest)}, -1);
+  at::Tensor p =
+      at::cat({pred.narrow(-1, 0, 6), at::sin(a) * at::cos(b), pred.narrow(-1, 7, rest)}, -1);
+  at::Tensor t =
+      at::cat({target.narrow(-1, 0, 6), at::cos(a) * at::sin(b), target.narrow(-1, 7, rest)}, -1);
   return {p, t};
 }
 
@@ -50,8 +53,8 @@ Anchor3DHeadImpl::Anchor3DHeadImpl(const Anchor3DHeadOptions& options, const Tra
   for (const auto& a : train_cfg.assigner) assigners_.emplace_back(a);
   const int64_t a = generator_.num_base_anchors();
   const double prior = 0.01;
-  conv_cls_ = register_module(
-      "conv_cls", head_conv(options.feat_channels, a * options.num_classes, -std::log((1 - prior) / prior)));
+  conv_cls_ = register_module("conv_cls", head_conv(options.feat_channels, a * options.num_classes,
+                                                    -std::log((1 - prior) / prior)));
   conv_reg_ = register_module("conv_reg", head_conv(options.feat_channels, a * kCode, 0.0));
   if (options.use_direction_classifier) {
     conv_dir_cls_ = register_module("conv_dir_cls", head_conv(options.feat_channels, a * 2, 0.0));
@@ -97,13 +100,16 @@ HeadTargets Anchor3DHeadImpl::targets(const at::Tensor& anchors,
     const at::Tensor labels_in = gt_labels[b].to(at::kLong);
     TORCH_CHECK(boxes.dim() == 2 && (boxes.size(0) == 0 || boxes.size(1) >= kCode),
                 "Anchor3DHead: gt_boxes[", b, "] must be [G, 7], got ", boxes.sizes());
-    TORCH_CHECK(labels_in.dim() == 1 && labels_in.size(0) == boxes.size(0), "Anchor3DHead: gt_labels[",
-                b, "] must be [", boxes.size(0), "], got ", labels_in.sizes());
+    TORCH_CHECK(labels_in.dim() == 1 && labels_in.size(0) == boxes.size(0),
+                "Anchor3DHead: gt_labels[", b, "] must be [", boxes.size(0), "], got ",
+                labels_in.sizes());
     if (labels_in.numel() > 0) {
-      TORCH_CHECK(labels_in.min().item<int64_t>() >= 0 && labels_in.max().item<int64_t>() < num_classes,
-                  "Anchor3DHead: gt_labels[", b, "] must lie in [0, ", num_classes, ")");
+      TORCH_CHECK(
+          labels_in.min().item<int64_t>() >= 0 && labels_in.max().item<int64_t>() < num_classes,
+          "Anchor3DHead: gt_labels[", b, "] must lie in [0, ", num_classes, ")");
     }
-    const at::Tensor gts = boxes.size(0) ? boxes.narrow(1, 0, kCode).to(fopt) : at::zeros({0, kCode}, fopt);
+    const at::Tensor gts =
+        boxes.size(0) ? boxes.narrow(1, 0, kCode).to(fopt) : at::zeros({0, kCode}, fopt);
     const at::Tensor glabels = labels_in.to(lopt.device());
 
     at::Tensor labels = at::full({n}, num_classes, lopt);
@@ -133,11 +139,13 @@ HeadTargets Anchor3DHeadImpl::targets(const at::Tensor& anchors,
         const at::Tensor pos_idx = idx.index_select(0, pos);
         const at::Tensor matched = assigned.index_select(0, pos) - 1;
         const at::Tensor pos_anchors = group_anchors.index_select(0, pos);
-        const at::Tensor reg = DeltaXYZWLHRBBoxCoder::encode(pos_anchors, group_gts.index_select(0, matched));
+        const at::Tensor reg =
+            DeltaXYZWLHRBBoxCoder::encode(pos_anchors, group_gts.index_select(0, matched));
         bbox_t.index_copy_(0, pos_idx, reg);
         bbox_w.index_fill_(0, pos_idx, 1.0);
-        dir_t.index_copy_(0, pos_idx,
-                          direction_target(pos_anchors, reg, options_.dir_offset, options_.dir_limit_offset));
+        dir_t.index_copy_(
+            0, pos_idx,
+            direction_target(pos_anchors, reg, options_.dir_offset, options_.dir_limit_offset));
         dir_w.index_fill_(0, pos_idx, 1.0);
         labels.index_copy_(0, pos_idx, group_labels.index_select(0, matched));
         label_w.index_fill_(0, pos_idx, pos_label_weight);
@@ -154,7 +162,7 @@ HeadTargets Anchor3DHeadImpl::targets(const at::Tensor& anchors,
     dir_w_b.push_back(dir_w);
   }
   return {at::stack(labels_b), at::stack(label_w_b), at::stack(bbox_t_b), at::stack(bbox_w_b),
-          at::stack(dir_t_b), at::stack(dir_w_b), num_total_pos};
+          at::stack(dir_t_b),  at::stack(dir_w_b),   num_total_pos};
 }
 
 LossMap Anchor3DHeadImpl::loss(const HeadOutputs& outputs, const std::vector<at::Tensor>& gt_boxes,
@@ -202,23 +210,26 @@ LossMap Anchor3DHeadImpl::loss(const HeadOutputs& outputs, const std::vector<at:
 
 std::vector<Detections> Anchor3DHeadImpl::predict(const HeadOutputs& outputs) const {
   const at::Tensor& cls = outputs.cls_score;
-  const at::Tensor flat_anchors = anchors(cls.size(2), cls.size(3), cls.options()).reshape({-1, kCode});
+  const at::Tensor flat_anchors =
+      anchors(cls.size(2), cls.size(3), cls.options()).reshape({-1, kCode});
   std::vector<Detections> result;
   for (int64_t b = 0; b < cls.size(0); ++b) {
-    result.push_back(predict_single(cls[b], outputs.bbox_pred[b],
-                                    outputs.dir_cls_pred.defined() ? outputs.dir_cls_pred[b] : at::Tensor(),
-                                    flat_anchors));
+    result.push_back(predict_single(
+        cls[b], outputs.bbox_pred[b],
+        outputs.dir_cls_pred.defined() ? outputs.dir_cls_pred[b] : at::Tensor(), flat_anchors));
   }
   return result;
 }
 
 Detections Anchor3DHeadImpl::predict_single(const at::Tensor& cls, const at::Tensor& bbox,
-                                            const at::Tensor& dir, const at::Tensor& flat_anchors) const {
+                                            const at::Tensor& dir,
+                                            const at::Tensor& flat_anchors) const {
   const int64_t c = options_.num_classes;
   at::Tensor scores = cls.permute({1, 2, 0}).reshape({-1, c}).sigmoid();
   at::Tensor deltas = bbox.permute({1, 2, 0}).reshape({-1, kCode});
-  at::Tensor dir_bins = dir.defined() ? dir.permute({1, 2, 0}).reshape({-1, 2}).argmax(-1)
-                                      : at::zeros({scores.size(0)}, scores.options().dtype(at::kLong));
+  at::Tensor dir_bins = dir.defined()
+                            ? dir.permute({1, 2, 0}).reshape({-1, 2}).argmax(-1)
+                            : at::zeros({scores.size(0)}, scores.options().dtype(at::kLong));
   at::Tensor anchors_sel = flat_anchors;
   if (test_cfg_.nms_pre > 0 && scores.size(0) > test_cfg_.nms_pre) {
     const at::Tensor top = std::get<1>(std::get<0>(scores.max(1)).topk(test_cfg_.nms_pre));
@@ -229,14 +240,16 @@ Detections Anchor3DHeadImpl::predict_single(const at::Tensor& cls, const at::Ten
   }
   const at::Tensor boxes = DeltaXYZWLHRBBoxCoder::decode(anchors_sel, deltas);
   // BEV (x, y, dx, dy, yaw) for the rotated NMS.
-  const at::Tensor bev = boxes.index_select(1, at::tensor({0, 1, 3, 4, 6}, boxes.options().dtype(at::kLong)));
+  const at::Tensor bev =
+      boxes.index_select(1, at::tensor({0, 1, 3, 4, 6}, boxes.options().dtype(at::kLong)));
 
   std::vector<at::Tensor> out_boxes, out_scores, out_labels, out_dirs;
   for (int64_t k = 0; k < c; ++k) {
     const at::Tensor sel = (scores.select(1, k) > test_cfg_.score_thr).nonzero().squeeze(1);
     if (sel.numel() == 0) continue;
     const at::Tensor class_scores = scores.select(1, k).index_select(0, sel);
-    const at::Tensor keep = ops::nms_rotated_bev(bev.index_select(0, sel), class_scores, test_cfg_.nms_thr);
+    const at::Tensor keep =
+        ops::nms_rotated_bev(bev.index_select(0, sel), class_scores, test_cfg_.nms_thr);
     const at::Tensor kept = sel.index_select(0, keep);
     out_boxes.push_back(boxes.index_select(0, kept));
     out_scores.push_back(class_scores.index_select(0, keep));

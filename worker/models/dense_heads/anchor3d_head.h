@@ -27,12 +27,12 @@ struct HeadOutputs {
 
 // Per-anchor training targets for a batch; anchors flattened as (h, w, size, rotation).
 struct HeadTargets {
-  at::Tensor labels;         // [B, N] int64, num_classes = background
-  at::Tensor label_weights;  // [B, N]
-  at::Tensor bbox_targets;   // [B, N, 7]
-  at::Tensor bbox_weights;   // [B, N, 7]
-  at::Tensor dir_targets;    // [B, N] int64
-  at::Tensor dir_weights;    // [B, N]
+  at::Tensor labels;          // [B, N] int64, num_classes = background
+  at::Tensor label_weights;   // [B, N]
+  at::Tensor bbox_targets;    // [B, N, 7]
+  at::Tensor bbox_weights;    // [B, N, 7]
+  at::Tensor dir_targets;     // [B, N] int64
+  at::Tensor dir_weights;     // [B, N]
   int64_t num_total_pos = 0;  // Σ over samples of max(#positives, 1): the loss normaliser
 };
 
@@ -90,6 +90,7 @@ TORCH_MODULE(Anchor3DHead);
 
 // mmdet3d's add_sin_difference: replaces the yaw column of prediction and target by
 // sin(a)·cos(b) and cos(a)·sin(b), whose difference is sin(a - b).
-std::pair<at::Tensor, at::Tensor> add_sin_difference(const at::Tensor& pred, const at::Tensor& target);
+std::pair<at::Tensor, at::Tensor> add_sin_difference(const at::Tensor& pred,
+                                                     const at::Tensor& target);
 
 }  // namespace ddp3d::models

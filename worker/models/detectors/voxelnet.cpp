@@ -11,8 +11,8 @@ VoxelNetImpl::VoxelNetImpl(PointPillarsOptions options) : options_(std::move(opt
   middle_encoder_ = register_module("middle_encoder", PointPillarsScatter(options_.middle_encoder));
   backbone_ = register_module("backbone", SECOND(options_.backbone));
   neck_ = register_module("neck", SECONDFPN(options_.neck));
-  bbox_head_ = register_module("bbox_head",
-                               Anchor3DHead(options_.bbox_head, options_.train_cfg, options_.test_cfg));
+  bbox_head_ = register_module(
+      "bbox_head", Anchor3DHead(options_.bbox_head, options_.train_cfg, options_.test_cfg));
 }
 
 HeadOutputs VoxelNetImpl::forward(const at::Tensor& voxels, const at::Tensor& num_points,
@@ -23,15 +23,17 @@ HeadOutputs VoxelNetImpl::forward(const at::Tensor& voxels, const at::Tensor& nu
 }
 
 LossMap VoxelNetImpl::forward_train(const at::Tensor& voxels, const at::Tensor& num_points,
-                                    const at::Tensor& coors, const std::vector<at::Tensor>& gt_boxes,
+                                    const at::Tensor& coors,
+                                    const std::vector<at::Tensor>& gt_boxes,
                                     const std::vector<at::Tensor>& gt_labels) {
   TORCH_CHECK(!gt_boxes.empty(), "VoxelNet::forward_train: empty batch (no gt_boxes entries)");
   const HeadOutputs out = forward(voxels, num_points, coors, static_cast<int64_t>(gt_boxes.size()));
   return bbox_head_->loss(out, gt_boxes, gt_labels);
 }
 
-std::vector<Detections> VoxelNetImpl::predict(const at::Tensor& voxels, const at::Tensor& num_points,
-                                              const at::Tensor& coors, int64_t batch_size) {
+std::vector<Detections> VoxelNetImpl::predict(const at::Tensor& voxels,
+                                              const at::Tensor& num_points, const at::Tensor& coors,
+                                              int64_t batch_size) {
   const at::NoGradGuard no_grad;
   return bbox_head_->predict(forward(voxels, num_points, coors, batch_size));
 }

@@ -23,13 +23,13 @@ class VoxelNetImpl : public torch::nn::Module {
   explicit VoxelNetImpl(PointPillarsOptions options);
 
   // BEV feature map [B, Σ neck channels, H, W] → head outputs.
-  HeadOutputs forward(const at::Tensor& voxels, const at::Tensor& num_points, const at::Tensor& coors,
-                      int64_t batch_size);
+  HeadOutputs forward(const at::Tensor& voxels, const at::Tensor& num_points,
+                      const at::Tensor& coors, int64_t batch_size);
 
   // Training losses ("loss_cls", "loss_bbox", "loss_dir") for a batch of gt_boxes.size()
   // samples: gt_boxes[b] [G_b, 7] LiDAR boxes, gt_labels[b] [G_b] class indices.
-  LossMap forward_train(const at::Tensor& voxels, const at::Tensor& num_points, const at::Tensor& coors,
-                        const std::vector<at::Tensor>& gt_boxes,
+  LossMap forward_train(const at::Tensor& voxels, const at::Tensor& num_points,
+                        const at::Tensor& coors, const std::vector<at::Tensor>& gt_boxes,
                         const std::vector<at::Tensor>& gt_labels);
 
   // Inference (no autograd): one Detections per sample.

@@ -12,8 +12,8 @@ class CrossEntropyLoss {
  public:
   explicit CrossEntropyLoss(CrossEntropyLossOptions options) : options_(options) {}
   // logits [N, K], labels [N] int64, weight [N] (or undefined).
-  at::Tensor operator()(const at::Tensor& logits, const at::Tensor& labels, const at::Tensor& weight,
-                        double avg_factor) const;
+  at::Tensor operator()(const at::Tensor& logits, const at::Tensor& labels,
+                        const at::Tensor& weight, double avg_factor) const;
 
  private:
   CrossEntropyLossOptions options_;

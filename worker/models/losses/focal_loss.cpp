@@ -19,7 +19,8 @@ at::Tensor FocalLoss::operator()(const at::Tensor& logits, const at::Tensor& lab
   const at::Tensor pt = (1 - p) * target + p * (1 - target);
   const double a = options_.alpha;
   const at::Tensor focal_weight = (a * target + (1 - a) * (1 - target)) * pt.pow(options_.gamma);
-  const at::Tensor bce = at::binary_cross_entropy_with_logits(logits, target, {}, {}, at::Reduction::None);
+  const at::Tensor bce =
+      at::binary_cross_entropy_with_logits(logits, target, {}, {}, at::Reduction::None);
   const at::Tensor w = weight.defined() ? weight.to(logits.dtype()).view({-1, 1}) : at::Tensor();
   return options_.loss_weight * weighted_sum_over(bce * focal_weight, w, avg_factor);
 }

@@ -24,8 +24,8 @@ at::Tensor PointPillarsScatterImpl::forward(const at::Tensor& pillar_features,
     const at::Tensor hi = std::get<0>(idx.max(0));
     TORCH_CHECK(lo[0].item<int64_t>() >= 0 && hi[0].item<int64_t>() < batch_size,
                 "PointPillarsScatter: coors batch index outside [0, ", batch_size, ")");
-    TORCH_CHECK(lo[2].item<int64_t>() >= 0 && hi[2].item<int64_t>() < ny && lo[3].item<int64_t>() >= 0 &&
-                    hi[3].item<int64_t>() < nx,
+    TORCH_CHECK(lo[2].item<int64_t>() >= 0 && hi[2].item<int64_t>() < ny &&
+                    lo[3].item<int64_t>() >= 0 && hi[3].item<int64_t>() < nx,
                 "PointPillarsScatter: coors (y, x) outside the ", ny, " x ", nx, " canvas");
   }
   // One flat canvas of (batch, y, x) rows; index_copy keeps the gradient to the features.

@@ -32,8 +32,9 @@ SECONDFPNImpl::SECONDFPNImpl(const SECONDFPNOptions& options) {
       torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
       block->push_back(conv);
     }
-    block->push_back(torch::nn::BatchNorm2d(
-        torch::nn::BatchNormOptions(out).eps(options.norm_cfg.eps).momentum(options.norm_cfg.momentum)));
+    block->push_back(torch::nn::BatchNorm2d(torch::nn::BatchNormOptions(out)
+                                                .eps(options.norm_cfg.eps)
+                                                .momentum(options.norm_cfg.momentum)));
     block->push_back(torch::nn::ReLU());
     deblocks_->push_back(block);
   }

@@ -25,7 +25,9 @@ int64_t Anchor3DRangeGenerator::num_sizes() const {
 int64_t Anchor3DRangeGenerator::num_rotations() const {
   return static_cast<int64_t>(options_.rotations.size());
 }
-int64_t Anchor3DRangeGenerator::num_base_anchors() const { return num_sizes() * num_rotations(); }
+int64_t Anchor3DRangeGenerator::num_base_anchors() const {
+  return num_sizes() * num_rotations();
+}
 
 at::Tensor Anchor3DRangeGenerator::grid_anchors(int64_t height, int64_t width,
                                                 const at::TensorOptions& options) const {
@@ -42,13 +44,15 @@ at::Tensor Anchor3DRangeGenerator::grid_anchors(int64_t height, int64_t width,
     const at::Tensor ys = cell_centres(range[1], range[4], height, options_.align_corner, dopt);
     const at::Tensor xs = cell_centres(range[0], range[3], width, options_.align_corner, dopt);
     // A single z level: the range's z (the two z bounds coincide in mmdet3d's configs).
-    const double z = cell_centres(range[2], range[5], 1, options_.align_corner, dopt).item<double>();
+    const double z =
+        cell_centres(range[2], range[5], 1, options_.align_corner, dopt).item<double>();
     const at::Tensor y = ys.view({height, 1, 1}).expand({height, width, r});
     const at::Tensor x = xs.view({1, width, 1}).expand({height, width, r});
     const at::Tensor yaw = rot.view({1, 1, r}).expand({height, width, r});
     const at::Tensor ones = at::ones({height, width, r}, dopt);
-    per_size.push_back(at::stack({x, y, ones * z, ones * size[0], ones * size[1], ones * size[2], yaw},
-                                 -1));  // [H, W, R, 7]
+    per_size.push_back(
+        at::stack({x, y, ones * z, ones * size[0], ones * size[1], ones * size[2], yaw},
+                  -1));  // [H, W, R, 7]
   }
   return at::stack(per_size, 2).to(options);  // [H, W, S, R, 7]
 }

@@ -7,8 +7,8 @@
 namespace ddp3d::models {
 
 AssignResult Max3DIoUAssigner::assign(const at::Tensor& anchors, const at::Tensor& gt_boxes) const {
-  TORCH_CHECK(anchors.dim() == 2 && anchors.size(1) >= 7, "Max3DIoUAssigner: anchors must be [A, 7], got ",
-              anchors.sizes());
+  TORCH_CHECK(anchors.dim() == 2 && anchors.size(1) >= 7,
+              "Max3DIoUAssigner: anchors must be [A, 7], got ", anchors.sizes());
   TORCH_CHECK(gt_boxes.dim() == 2 && (gt_boxes.size(0) == 0 || gt_boxes.size(1) >= 7),
               "Max3DIoUAssigner: gt boxes must be [G, 7], got ", gt_boxes.sizes());
   if (gt_boxes.size(0) == 0) {
@@ -26,7 +26,7 @@ AssignResult Max3DIoUAssigner::assign_wrt_overlaps(const at::Tensor& overlaps) c
     return {at::zeros({num_anchors}, long_opts), at::zeros({num_anchors}, overlaps.options())};
   }
   at::Tensor assigned = at::full({num_anchors}, -1, long_opts);
-  auto [max_overlaps, argmax] = overlaps.max(0);         // per anchor
+  auto [max_overlaps, argmax] = overlaps.max(0);                    // per anchor
   const at::Tensor gt_max_overlaps = std::get<0>(overlaps.max(1));  // per gt
 
   assigned.masked_fill_((max_overlaps >= 0) & (max_overlaps < options_.neg_iou_thr), 0);

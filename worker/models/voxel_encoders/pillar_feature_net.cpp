@@ -20,8 +20,9 @@ PFNLayerImpl::PFNLayerImpl(int64_t in_channels, int64_t out_channels, const Norm
   linear_ = register_module(
       "linear", torch::nn::Linear(torch::nn::LinearOptions(in_channels, units_).bias(false)));
   norm_ = register_module(
-      "norm", torch::nn::BatchNorm1d(
-                  torch::nn::BatchNormOptions(units_).eps(norm_cfg.eps).momentum(norm_cfg.momentum)));
+      "norm",
+      torch::nn::BatchNorm1d(
+          torch::nn::BatchNormOptions(units_).eps(norm_cfg.eps).momentum(norm_cfg.momentum)));
 }
 
 at::Tensor PFNLayerImpl::forward(const at::Tensor& features, const at::Tensor& num_points) {
@@ -83,8 +84,9 @@ at::Tensor PillarFeatureNetImpl::decorate(const at::Tensor& voxels, const at::Te
     const auto& vs = options_.voxel_size;
     const auto& pcr = options_.point_cloud_range;
     // coors columns are (batch, z, y, x): x ↔ 3, y ↔ 2, z ↔ 1.
-    const at::Tensor cell = coors.index_select(1, at::tensor({3, 2, 1}, coors.options().dtype(at::kLong)))
-                                .to(voxels.dtype());
+    const at::Tensor cell =
+        coors.index_select(1, at::tensor({3, 2, 1}, coors.options().dtype(at::kLong)))
+            .to(voxels.dtype());
     const at::Tensor size = at::tensor({vs[0], vs[1], vs[2]}, voxels.options());
     const at::Tensor origin =
         at::tensor({pcr[0] + vs[0] / 2, pcr[1] + vs[1] / 2, pcr[2] + vs[2] / 2}, voxels.options());

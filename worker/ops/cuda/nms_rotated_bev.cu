@@ -64,8 +64,7 @@ at::Tensor nms_rotated_bev_sorted_cuda(const at::Tensor& sorted_boxes, double io
   const int64_t n = sorted_boxes.size(0);
   const int64_t col_words = (n + kBitsPerWord - 1) / kBitsPerWord;
   // Zero-filled: the lower-triangle blocks the kernel skips must read as "no overlap".
-  at::Tensor mask =
-      at::zeros({n, col_words}, sorted_boxes.options().dtype(at::kLong));
+  at::Tensor mask = at::zeros({n, col_words}, sorted_boxes.options().dtype(at::kLong));
   const dim3 grid(static_cast<unsigned>(col_words), static_cast<unsigned>(col_words));
   const dim3 block(kBitsPerWord);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();

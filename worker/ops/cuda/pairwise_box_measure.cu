@@ -14,8 +14,8 @@ namespace {
 constexpr int kTile = 16;
 
 template <int Dim>
-__global__ void pairwise_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                                int64_t n, int64_t m, int measure, float* __restrict__ out) {
+__global__ void pairwise_kernel(const float* __restrict__ a, const float* __restrict__ b, int64_t n,
+                                int64_t m, int measure, float* __restrict__ out) {
   const int64_t i = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const int64_t j = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (i >= n || j >= m) return;
@@ -51,17 +51,17 @@ at::Tensor pairwise_box_measure_cuda(const at::Tensor& boxes1, const at::Tensor&
                   static_cast<unsigned>((n + kTile - 1) / kTile));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (measure == PairwiseMeasure::k3dIou) {
-    TORCH_CHECK(boxes1.size(1) == 7 && boxes2.size(1) == 7, "box_iou_3d (CUDA): boxes must be [N, 7]");
-    pairwise_kernel<7><<<grid, block, 0, stream>>>(boxes1.data_ptr<float>(),
-                                                    boxes2.data_ptr<float>(), n, m,
-                                                    static_cast<int>(measure),
-                                                    out.data_ptr<float>());
+    TORCH_CHECK(boxes1.size(1) == 7 && boxes2.size(1) == 7,
+                "box_iou_3d (CUDA): boxes must be [N, 7]");
+    pairwise_kernel<7>
+        <<<grid, block, 0, stream>>>(boxes1.data_ptr<float>(), boxes2.data_ptr<float>(), n, m,
+                                     static_cast<int>(measure), out.data_ptr<float>());
   } else {
-    TORCH_CHECK(boxes1.size(1) == 5 && boxes2.size(1) == 5, "BEV box ops (CUDA): boxes must be [N, 5]");
-    pairwise_kernel<5><<<grid, block, 0, stream>>>(boxes1.data_ptr<float>(),
-                                                    boxes2.data_ptr<float>(), n, m,
-                                                    static_cast<int>(measure),
-                                                    out.data_ptr<float>());
+    TORCH_CHECK(boxes1.size(1) == 5 && boxes2.size(1) == 5,
+                "BEV box ops (CUDA): boxes must be [N, 5]");
+    pairwise_kernel<5>
+        <<<grid, block, 0, stream>>>(boxes1.data_ptr<float>(), boxes2.data_ptr<float>(), n, m,
+                                     static_cast<int>(measure), out.data_ptr<float>());
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
