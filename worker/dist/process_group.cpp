@@ -11,7 +11,9 @@
 #endif
 
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "common/log.h"
 
@@ -57,7 +59,9 @@ std::string endpoint(const DistEnv& env) {
 }
 
 std::string seconds(std::chrono::milliseconds d) {
-  return std::to_string(std::chrono::duration<double>(d).count()) + " s";
+  std::ostringstream out;
+  out << std::chrono::duration<double>(d).count() << " s";
+  return out.str();
 }
 
 c10::intrusive_ptr<c10d::Store> connect_store(const DistEnv& env,
@@ -83,10 +87,13 @@ c10::intrusive_ptr<c10d::Store> connect_store(const DistEnv& env,
     }
     return store;
   } catch (const std::exception& e) {
+    // c10 errors carry a C++ backtrace in what(); the first line is the message.
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    const std::string reason = c10_error ? c10_error->what_without_backtrace() : e.what();
     throw std::runtime_error("rendezvous at MASTER_ADDR:MASTER_PORT=" + endpoint(env) +
                              " did not complete within " + seconds(options.timeout) + " (rank " +
                              std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
-                             "): " + e.what());
+                             "): " + reason.substr(0, reason.find('\n')));
   }
 }
 

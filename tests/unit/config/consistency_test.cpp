@@ -1,0 +1,102 @@
+// Cross-key checks: a shipped PointPillars config broken one way at a time through
+// --cfg-options must fail naming the key and the option that set it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <ostream>
+
+#include "tests/unit/config/temp_dir.h"
+
+namespace ddp3d::config {
+namespace {
+
+using testing::error_of;
+
+std::filesystem::path demo_config() {
+  const char* dir = std::getenv("DDP3D_SOURCE_DIR");
+  const std::filesystem::path root = dir != nullptr ? dir : DDP3D_TEST_SOURCE_DIR;
+  return root / "configs/pointpillars/pointpillars_demo_synthetic_car.yaml";
+}
+
+struct Inconsistent {
+  const char* name;
+  std::vector<std::string> cfg_options;
+  std::string expected;
+};
+
+void PrintTo(const Inconsistent& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class ConsistencyTable : public ::testing::TestWithParam<Inconsistent> {};
+
+TEST_P(ConsistencyTable, FailsNamingKeyAndOrigin) {
+  const std::string msg = error_of([&] { load(demo_config(), GetParam().cfg_options); });
+  EXPECT_NE(msg.find(GetParam().expected), std::string::npos) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Config, ConsistencyTable,
+    ::testing::Values(
+        Inconsistent{"grid_vs_range",
+                     {"model.middle_encoder.output_shape=[100,124]"},
+                     "--cfg-options model.middle_encoder.output_shape=[100,124]: "
+                     "model.middle_encoder.output_shape: expected [124, 124] ([ny, nx] = range / "
+                     "voxel size from "},
+        Inconsistent{"voxel_size_changed_alone",
+                     {"model.data_preprocessor.voxel_layer.voxel_size=[0.16,0.16,4]"},
+                     "model.middle_encoder.output_shape: expected [248, 248]"},
+        Inconsistent{"encoder_copy_differs",
+                     {"model.voxel_encoder.voxel_size=[0.2,0.2,4]"},
+                     "model.voxel_encoder.voxel_size: differs from "
+                     "model.data_preprocessor.voxel_layer.voxel_size [0.32, 0.32, 4.0]"},
+        Inconsistent{"scatter_channels",
+                     {"model.voxel_encoder.feat_channels=[64]"},
+                     "model.middle_encoder.in_channels: expected 64 (the last of "
+                     "model.voxel_encoder.feat_channels), got 32"},
+        Inconsistent{"neck_vs_backbone",
+                     {"model.neck.in_channels=[32,64,64]"},
+                     "--cfg-options model.neck.in_channels=[32,64,64]: model.neck.in_channels: "
+                     "expected [32, 64, 128] (model.backbone.out_channels), got [32, 64, 64]"},
+        Inconsistent{"stage_counts",
+                     {"model.backbone.layer_nums=[1,2]"},
+                     "model.backbone.layer_nums: expected 3 entries (one per backbone stage)"},
+        Inconsistent{"head_vs_neck",
+                     {"model.bbox_head.in_channels=384"},
+                     "model.bbox_head.in_channels: expected 192 (the sum of "
+                     "model.neck.out_channels), got 384"},
+        Inconsistent{"classes_vs_head",
+                     {"train_dataloader.dataset.metainfo.classes=[Car,Van]"},
+                     "train_dataloader.dataset.metainfo.classes: expected 1 class names "
+                     "(model.bbox_head.num_classes), got 2"},
+        Inconsistent{
+            "anchors_vs_classes",
+            {"model.bbox_head.num_classes=2", "train_dataloader.dataset.metainfo.classes=[Car,Van]",
+             "val_dataloader.dataset.metainfo.classes=[Car,Van]"},
+            "model.bbox_head.anchor_generator.sizes: expected one anchor size per class "
+            "(2, model.bbox_head.num_classes) with assign_per_class, got 1"},
+        Inconsistent{"schedule_end_before_begin",
+                     {"param_scheduler.1.end=4"},
+                     "--cfg-options param_scheduler.1.end=4: param_scheduler.1.end: must be "
+                     "greater than begin (8), got 4"},
+        Inconsistent{"iteration_loop_without_max_iters",
+                     {"train_cfg.by_epoch=false"},
+                     "train_cfg.max_iters: missing required key (by_epoch is false)"}),
+    [](const ::testing::TestParamInfo<Inconsistent>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST(Consistency, ConsistentChangeTogetherIsAccepted) {
+  // Changing range, voxel size and grid together (and the encoder's copies) is fine.
+  const Config cfg =
+      load(demo_config(), {
+                              "model.data_preprocessor.voxel_layer.voxel_size=[0.16,0.16,4]",
+                              "model.voxel_encoder.voxel_size=[0.16,0.16,4]",
+                              "model.middle_encoder.output_shape=[248,248]",
+                          });
+  EXPECT_EQ(cfg.get<std::vector<int>>("model.middle_encoder.output_shape"),
+            (std::vector<int>{248, 248}));
+}
+
+}  // namespace
+}  // namespace ddp3d::config

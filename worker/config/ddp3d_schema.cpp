@@ -1,0 +1,553 @@
+// The schema of ddp3d's training configs. Names and defaults follow mmengine / mmdetection3d
+// (v1.x config style), so an mmdet3d user finds the keys where they expect them.
+#include <numbers>
+
+#include "worker/config/schema.h"
+
+namespace ddp3d::config {
+namespace {
+
+using S = Schema;
+using Variants = std::vector<std::pair<std::string, std::vector<Field>>>;
+
+S range6() {
+  return S::list(S::number()).length(6);
+}
+S vec(std::size_t n) {
+  return S::list(S::number()).length(n);
+}
+S int_list() {
+  return S::list(S::integer().min(1)).min_length(1);
+}
+S str_list() {
+  return S::list(S::string());
+}
+S prob() {
+  return S::number().min(0).max(1);
+}
+S typed(const char* type, std::vector<Field> fields, const char* doc) {
+  fields.insert(fields.begin(), Field{"type", S::string().one_of({type}).def(type)});
+  return S::map(std::move(fields)).required().doc(doc);
+}
+
+S norm_cfg(const char* type, const char* doc) {
+  return S::map({
+                    {"type", S::string().one_of({type}).def(type)},
+                    {"eps", S::number().min(0, true).def(1e-3).doc("added to the variance")},
+                    {"momentum", prob().def(0.01).doc("running-statistics update factor")},
+                })
+      .def_empty_map()
+      .doc(doc);
+}
+
+// ---- model -------------------------------------------------------------------------------
+
+S voxel_layer() {
+  return S::map({
+                    {"max_num_points",
+                     S::integer().min(1).def(32).doc("points kept per pillar (the rest dropped)")},
+                    {"point_cloud_range",
+                     range6().required().doc("[x_min, y_min, z_min, x_max, y_max, z_max], metres")},
+                    {"voxel_size", vec(3).required().doc("pillar size [x, y, z], metres")},
+                    {"max_voxels", S::list(S::integer().min(1))
+                                       .length(2)
+                                       .def_int_list({16000, 40000})
+                                       .doc("most pillars per sample [train, test]")},
+                })
+      .required()
+      .doc("pillar voxelization (CPU, or the CUDA kernel when built with CUDA)");
+}
+
+S anchor_generator() {
+  return S::map({
+                    {"type", S::string()
+                                 .one_of({"AlignedAnchor3DRangeGenerator"})
+                                 .def("AlignedAnchor3DRangeGenerator")},
+                    {"ranges", S::list(range6()).min_length(1).required().doc(
+                                   "per anchor class: the range its centres cover")},
+                    {"sizes", S::list(vec(3)).min_length(1).required().doc(
+                                  "per anchor class: [l, w, h] (mmdet3d order), metres")},
+                    {"rotations", S::list(S::number())
+                                      .min_length(1)
+                                      .def_list({0.0, 1.57})
+                                      .doc("anchor yaws, radians")},
+                    {"reshape_out", S::boolean().def(false).doc(
+                                        "flatten anchors over classes (mmdet3d's option)")},
+                })
+      .required()
+      .doc("anchors per feature-map cell");
+}
+
+S assigner() {
+  return S::map({
+      {"type", S::string().one_of({"Max3DIoUAssigner"}).def("Max3DIoUAssigner")},
+      {"iou_calculator", S::map({{"type", S::string()
+                                              .one_of({"BboxOverlapsNearest3D"})
+                                              .def("BboxOverlapsNearest3D")
+                                              .doc("BEV IoU of axis-aligned (nearest) boxes")}})
+                             .def_empty_map()},
+      {"pos_iou_thr", prob().required().doc("IoU at or above which an anchor is positive")},
+      {"neg_iou_thr", prob().required().doc("IoU below which an anchor is negative")},
+      {"min_pos_iou", prob().required().doc("a GT's best anchor is positive if IoU >= this")},
+      {"ignore_iof_thr", S::number().def(-1).doc("-1: no ignore regions")},
+  });
+}
+
+S loss(const char* name, Variants variants, const char* default_variant) {
+  for (auto& v : variants) {
+    v.second.push_back({"loss_weight", S::number().min(0).def(1.0).doc("scales this loss")});
+  }
+  return S::map({}).variants(std::move(variants), default_variant).required().doc(name);
+}
+
+std::vector<Field> pointpillars_fields() {
+  return {
+      {"data_preprocessor",
+       S::map(
+           {
+               {"type", S::string().one_of({"Det3DDataPreprocessor"}).def("Det3DDataPreprocessor")},
+               {"voxel", S::boolean().def(true).doc("voxelize the points")},
+               {"voxel_layer", voxel_layer()},
+           })
+           .required()
+           .doc("batches the points and voxelizes them into pillars")},
+      {"voxel_encoder",
+       typed("PillarFeatureNet",
+             {{"in_channels", S::integer().min(1).def(4).doc("point features: x, y, z, r")},
+              {"feat_channels", int_list().def_int_list({64}).doc("PFN layer widths")},
+              {"with_distance", S::boolean().def(false).doc("add the point's range")},
+              {"with_cluster_center", S::boolean().def(true).doc("add offset to pillar mean")},
+              {"with_voxel_center", S::boolean().def(true).doc("add offset to pillar centre")},
+              {"voxel_size", vec(3).doc("defaults to data_preprocessor.voxel_layer.voxel_size")},
+              {"point_cloud_range",
+               range6().doc("defaults to data_preprocessor.voxel_layer.point_cloud_range")},
+              {"norm_cfg", norm_cfg("BN1d", "BatchNorm1d after each PFN layer")}},
+             "PillarFeatureNet: per-point features -> one vector per pillar")},
+      {"middle_encoder",
+       typed("PointPillarsScatter",
+             {{"in_channels", S::integer().min(1).def(64)},
+              {"output_shape", S::list(S::integer().min(1))
+                                   .length(2)
+                                   .required()
+                                   .doc("BEV grid [ny, nx] = range / voxel size")}},
+             "scatters pillar vectors onto the BEV grid")},
+      {"backbone", typed("SECOND",
+                         {{"in_channels", S::integer().min(1).def(64)},
+                          {"layer_nums", S::list(S::integer().min(0))
+                                             .min_length(1)
+                                             .required()
+                                             .doc("3x3 convs per stage after the strided one")},
+                          {"layer_strides", int_list().required().doc("stride of each stage")},
+                          {"out_channels", int_list().required().doc("channels of each stage")},
+                          {"norm_cfg", norm_cfg("BN", "BatchNorm2d after each conv")}},
+                         "SECOND: strided conv stages over the BEV grid")},
+      {"neck", typed("SECONDFPN",
+                     {{"in_channels", int_list().required()},
+                      {"upsample_strides", S::list(S::number().min(0, true))
+                                               .min_length(1)
+                                               .required()
+                                               .doc("per stage; < 1 means a strided conv down")},
+                      {"out_channels", int_list().required()},
+                      {"norm_cfg", norm_cfg("BN", "BatchNorm2d after each deconv")}},
+                     "SECONDFPN: upsamples every stage to one resolution and concatenates")},
+      {"bbox_head",
+       typed("Anchor3DHead",
+             {{"num_classes", S::integer().min(1).required()},
+              {"in_channels", S::integer().min(1).required()},
+              {"feat_channels", S::integer().min(1).required()},
+              {"use_direction_classifier", S::boolean().def(true)},
+              {"assign_per_class", S::boolean().def(true).doc("assign each class's anchors apart")},
+              {"diff_rad_by_sin", S::boolean().def(true).doc("regress sin(a - b) for yaw")},
+              {"dir_offset", S::number().def(-std::numbers::pi / 2).doc("direction bin offset")},
+              {"dir_limit_offset", S::number().def(0)},
+              {"anchor_generator", anchor_generator()},
+              {"bbox_coder",
+               S::map({{"type",
+                        S::string().one_of({"DeltaXYZWLHRBBoxCoder"}).def("DeltaXYZWLHRBBoxCoder")},
+                       {"code_size", S::integer().min(7).def(7)}})
+                   .def_empty_map()},
+              {"loss_cls", loss("classification loss",
+                                {{"FocalLoss",
+                                  {{"use_sigmoid", S::boolean().def(true)},
+                                   {"gamma", S::number().min(0).def(2.0)},
+                                   {"alpha", prob().def(0.25)}}}},
+                                "FocalLoss")},
+              {"loss_bbox", loss("box regression loss",
+                                 {{"SmoothL1Loss", {{"beta", S::number().min(0).def(1.0 / 9.0)}}},
+                                  {"L1Loss", {}}},
+                                 "SmoothL1Loss")},
+              {"loss_dir", loss("direction classification loss",
+                                {{"CrossEntropyLoss", {{"use_sigmoid", S::boolean().def(false)}}}},
+                                "CrossEntropyLoss")}},
+             "Anchor3DHead: per-anchor class scores, box deltas and direction bins")},
+      {"train_cfg",
+       S::map({
+                  {"assigner", S::list(assigner())
+                                   .single_as_list()
+                                   .min_length(1)
+                                   .required()
+                                   .doc("one per class (in class order) when assign_per_class")},
+                  {"allowed_border", S::number().def(0)},
+                  {"pos_weight", S::number().def(-1).doc("-1: weight 1 for positives")},
+                  {"debug", S::boolean().def(false)},
+              })
+           .required()
+           .doc("target assignment")},
+      {"test_cfg",
+       S::map({
+                  {"use_rotate_nms", S::boolean().def(true).doc("rotated BEV NMS")},
+                  {"nms_across_levels", S::boolean().def(false)},
+                  {"nms_thr", prob().def(0.01).doc("NMS IoU threshold")},
+                  {"score_thr", prob().def(0.1).doc("drop boxes scoring below")},
+                  {"min_bbox_size", S::number().min(0).def(0)},
+                  {"nms_pre", S::integer().min(1).def(100).doc("top-k boxes before NMS")},
+                  {"max_num", S::integer().min(1).def(50).doc("boxes kept per sample")},
+              })
+           .required()
+           .doc("inference post-processing")},
+  };
+}
+
+std::vector<Field> toy_regressor_fields() {
+  return {
+      {"in_features", S::integer().min(1).required().doc("input width")},
+      {"hidden", int_list().def_int_list({32}).doc("hidden layer widths (Linear + ReLU each)")},
+      {"out_features", S::integer().min(1).def(1)},
+      {"unused_branch", S::boolean().def(false).doc(
+                            "add a parameterised branch that takes no part in the loss (exercises "
+                            "ddp.find_unused_parameters)")},
+  };
+}
+
+S model() {
+  return S::map({})
+      .variants({{"PointPillars", pointpillars_fields()}, {"ToyRegressor", toy_regressor_fields()}})
+      .required()
+      .doc(
+          "the network (mmdet3d's `model`): a detector, or the toy regressor that exercises the "
+          "engine");
+}
+
+// ---- data --------------------------------------------------------------------------------
+
+S transform() {
+  const double quarter_pi = std::numbers::pi / 4;
+  return S::map({})
+      .variants({
+          {"LoadPointsFromFile",
+           {{"coord_type", S::string().one_of({"LIDAR"}).def("LIDAR")},
+            {"load_dim", S::integer().min(1).def(4).doc("floats per point in the .bin file")},
+            {"use_dim", S::integer().min(1).def(4).doc("leading dims kept")}}},
+          {"LoadAnnotations3D",
+           {{"with_bbox_3d", S::boolean().def(true)}, {"with_label_3d", S::boolean().def(true)}}},
+          {"ObjectSample",
+           {{"db_sampler",
+             S::map({{"data_root", S::string().required()},
+                     {"info_path", S::string().required().doc("GT database index")},
+                     {"rate", prob().def(1.0)},
+                     {"prepare",
+                      S::map({{"filter_by_difficulty", S::list(S::integer()).def_int_list({-1})},
+                              {"filter_by_min_points", S::dict(S::integer().min(0))}})
+                          .def_empty_map()},
+                     {"classes", str_list().required()},
+                     {"sample_groups", S::dict(S::integer().min(0))
+                                           .required()
+                                           .doc("class -> objects to paste per sample")},
+                     {"points_loader", S::map({{"type", S::string().one_of({"LoadPointsFromFile"})},
+                                               {"coord_type", S::string().one_of({"LIDAR"})},
+                                               {"load_dim", S::integer().min(1)},
+                                               {"use_dim", S::integer().min(1)}})}})
+                 .required()},
+            {"use_ground_plane", S::boolean().def(false)}}},
+          {"ObjectNoise",
+           {{"num_try", S::integer().min(1).def(100)},
+            {"translation_std", vec(3).def_list({0.25, 0.25, 0.25})},
+            {"global_rot_range", vec(2).def_list({0.0, 0.0})},
+            {"rot_range", vec(2).def_list({-std::numbers::pi / 15, std::numbers::pi / 15})}}},
+          {"RandomFlip3D",
+           {{"flip_ratio_bev_horizontal", prob().def(0.0).doc("probability of flipping y")},
+            {"flip_ratio_bev_vertical", prob().def(0.0).doc("probability of flipping x")}}},
+          {"GlobalRotScaleTrans",
+           {{"rot_range", vec(2).def_list({-quarter_pi, quarter_pi}).doc("radians")},
+            {"scale_ratio_range", vec(2).def_list({0.95, 1.05})},
+            {"translation_std", vec(3).def_list({0.0, 0.0, 0.0})}}},
+          {"PointsRangeFilter", {{"point_cloud_range", range6().required()}}},
+          {"ObjectRangeFilter", {{"point_cloud_range", range6().required()}}},
+          {"ObjectNameFilter", {{"classes", str_list().required()}}},
+          {"PointShuffle", {}},
+          {"Pack3DDetInputs", {{"keys", str_list().required()}}},
+      })
+      .named("Transform")
+      .doc("One data transform (mmdet3d's pipeline names); `type` picks it.");
+}
+
+std::vector<Field> kitti_fields(bool synthetic) {
+  std::vector<Field> fields = {
+      {"data_root", S::string().required().doc("dataset folder (KITTI layout)")},
+      {"split", S::string().required().doc("ImageSets/<split>.txt lists the samples")},
+      {"data_prefix",
+       S::map({{"pts",
+                S::string().def("training/velodyne").doc("point clouds, relative to data_root")}})
+           .def_empty_map()},
+      {"metainfo",
+       S::map({{"classes", str_list().min_length(1).required().doc("class names, label order")}})
+           .required()},
+      {"pipeline", S::list(transform()).def(Value::list()).doc("transforms, in order")},
+      {"test_mode", S::boolean().def(false).doc("no labels needed; no augmentation")},
+      {"box_type_3d", S::string().one_of({"LiDAR"}).def("LiDAR")},
+  };
+  if (synthetic) {
+    fields.push_back({"num_scenes", S::integer().min(1).required().doc(
+                                        "scenes written by `ddp3d data synth-kitti` if absent")});
+    fields.push_back({"seed", S::integer().min(0).def(0).doc("generator seed")});
+  }
+  return fields;
+}
+
+Variants dataset_variants(bool with_repeat);
+
+S dataset(bool with_repeat) {
+  return S::map({})
+      .variants(dataset_variants(with_repeat))
+      .named(with_repeat ? "Dataset" : "InnerDataset")
+      .required()
+      .doc(with_repeat ? "A dataset; `type` picks it."
+                       : "The dataset a RepeatDataset wraps (any dataset but RepeatDataset).");
+}
+
+Variants dataset_variants(bool with_repeat) {
+  Variants v = {
+      {"KittiDataset", kitti_fields(false)},
+      {"SyntheticKitti", kitti_fields(true)},
+      {"SyntheticRegression",
+       {{"num_samples", S::integer().min(1).required()},
+        {"noise", S::number().min(0).def(0.0).doc("std of Gaussian noise on the targets")},
+        {"seed",
+         S::integer().min(0).def(0).doc("the true weights and the samples depend only on it")},
+        {"test_mode", S::boolean().def(false).doc(
+                          "draw samples from a stream disjoint from training's (same weights)")}}},
+  };
+  if (with_repeat) {
+    v.push_back({"RepeatDataset",
+                 {{"times", S::integer().min(1).required().doc("each epoch sees it this often")},
+                  {"dataset", dataset(false)}}});
+  }
+  return v;
+}
+
+S dataloader(bool shuffle, const char* doc) {
+  return S::map({
+                    {"batch_size", S::integer().min(1).required().doc("samples per process")},
+                    {"num_workers", S::integer().min(0).def(0).doc("background loader threads")},
+                    {"persistent_workers", S::boolean().def(false)},
+                    {"drop_last", S::boolean().def(false)},
+                    {"sampler",
+                     S::map({{"type", S::string().one_of({"DefaultSampler"}).def("DefaultSampler")},
+                             {"shuffle", S::boolean().def(shuffle).doc("reshuffle every epoch")},
+                             {"seed", S::integer().nullable().doc("null: randomness.seed")}})
+                         .def_empty_map()
+                         .doc("DistributedSampler semantics: shard by rank")},
+                    {"dataset", dataset(true)},
+                })
+      .doc(doc);
+}
+
+S evaluator() {
+  return S::map({})
+      .variants({{"KittiMetric",
+                  {{"metric", S::string().one_of({"bbox"}).def("bbox")},
+                   {"pcd_limit_range", range6().def_list({0, -40, -3, 70.4, 40, 0.0})}}},
+                 {"RegressionMetric", {}}})
+      .doc("metric computed on the val/test data (rank 0 merges the shards)");
+}
+
+// ---- schedule and runtime ----------------------------------------------------------------
+
+S optim_wrapper() {
+  const S betas =
+      vec(2).def_list({0.9, 0.999}).doc("AdamW's beta1 is what momentum schedules move");
+  const S eps = S::number().min(0, true).def(1e-8);
+  return S::map(
+             {
+                 {"optimizer",
+                  S::map({{"lr", S::number().min(0, true).required().doc("learning rate")},
+                          {"weight_decay", S::number().min(0).def(0.0)}})
+                      .variants(
+                          {{"AdamW",
+                            {{"betas", betas}, {"eps", eps}, {"amsgrad", S::boolean().def(false)}}},
+                           {"Adam",
+                            {{"betas", betas}, {"eps", eps}, {"amsgrad", S::boolean().def(false)}}},
+                           {"SGD",
+                            {{"momentum", S::number().min(0).def(0.0)},
+                             {"dampening", S::number().min(0).def(0.0)},
+                             {"nesterov", S::boolean().def(false)}}}})
+                      .required()},
+                 {"clip_grad", S::map({{"max_norm", S::number().min(0, true).required()},
+                                       {"norm_type", S::number().min(0, true).def(2.0)}})
+                                   .def_null()
+                                   .doc("clip the global gradient norm; null: no clipping")},
+                 {"accumulative_counts",
+                  S::integer().min(1).def(1).doc("steps whose gradients are summed per update")},
+             })
+      .variants({{"OptimWrapper", {}},
+                 {"AmpOptimWrapper",
+                  {{"dtype", S::string().one_of({"float16", "bfloat16"}).def("float16")},
+                   {"init_scale",
+                    S::number().min(0, true).def(65536.0).doc("fp16 dynamic loss scale start")}}}},
+                "OptimWrapper")
+      .required()
+      .doc("optimizer, clipping, accumulation, mixed precision (AmpOptimWrapper: CUDA only)");
+}
+
+S param_scheduler() {
+  const S gamma = S::number().min(0).def(0.1).doc("multiplier at each step");
+  const S t_max = S::number().min(0, true).required().doc("length of the cosine half-period");
+  return S::list(
+             S::map(
+                 {
+                     {"by_epoch",
+                      S::boolean().def(true).doc("begin/end/T_max count epochs (else iterations)")},
+                     {"begin", S::number().min(0).def(0).doc("first epoch/iteration it acts on")},
+                     {"end", S::number().min(0).doc(
+                                 "first epoch/iteration it no longer acts on (unset: the end)")},
+                     {"convert_to_iter_based",
+                      S::boolean().def(false).doc("step every iteration while counting epochs")},
+                 })
+                 .variants({
+                     {"StepLR", {{"step_size", S::integer().min(1).required()}, {"gamma", gamma}}},
+                     {"MultiStepLR", {{"milestones", int_list().required()}, {"gamma", gamma}}},
+                     {"LinearLR",
+                      {{"start_factor", S::number().min(0).def(1.0 / 3)},
+                       {"end_factor", S::number().min(0).def(1.0)}}},
+                     {"ConstantLR", {{"factor", S::number().min(0).def(1.0 / 3)}}},
+                     {"CosineAnnealingLR",
+                      {{"T_max", t_max}, {"eta_min", S::number().min(0).def(0.0).doc("final lr")}}},
+                     {"CosineAnnealingMomentum",
+                      {{"T_max", t_max},
+                       {"eta_min",
+                        S::number().min(0).def(0.0).doc("final momentum (AdamW: beta1)")}}},
+                 })
+                 .named("ParamScheduler")
+                 .doc("One learning-rate or momentum schedule phase (mmengine's names); phases "
+                      "of the same parameter act one after another by begin/end."))
+      .single_as_list()
+      .def(Value::list())
+      .doc(
+          "lr/momentum schedules; mmdet3d's cyclic schedule is two cosine phases per "
+          "parameter");
+}
+
+S train_cfg() {
+  return S::map({
+                    {"by_epoch", S::boolean().def(true)},
+                    {"max_epochs", S::integer().min(1).doc("when by_epoch")},
+                    {"max_iters", S::integer().min(1).doc("when not by_epoch")},
+                    {"val_interval", S::integer().min(1).def(1).doc("validate every N epochs")},
+                    {"val_begin", S::integer().min(1).def(1)},
+                })
+      .required()
+      .doc("the training loop");
+}
+
+S hook(const char* type, std::vector<Field> fields) {
+  fields.insert(fields.begin(), Field{"type", S::string().one_of({type}).def(type)});
+  return S::map(std::move(fields)).def_empty_map();
+}
+
+S default_hooks() {
+  return S::map({
+                    {"timer", hook("IterTimerHook", {})},
+                    {"logger", hook("LoggerHook", {{"interval", S::integer().min(1).def(50).doc(
+                                                                    "log every N iterations")}})},
+                    {"param_scheduler", hook("ParamSchedulerHook", {})},
+                    {"checkpoint",
+                     hook("CheckpointHook",
+                          {{"interval", S::integer().def(-1).doc("every N epochs; -1: only last")},
+                           {"by_epoch", S::boolean().def(true)},
+                           {"max_keep_ckpts",
+                            S::integer().def(-1).doc("keep the newest N; -1: keep all")},
+                           {"save_last", S::boolean().def(true)}})},
+                    {"sampler_seed", hook("DistSamplerSeedHook", {})},
+                })
+      .def_empty_map()
+      .doc("the runner's standard hooks");
+}
+
+S env_cfg() {
+  return S::map({
+                    {"cudnn_benchmark", S::boolean().def(false)},
+                    {"dist_cfg", S::map({{"backend", S::string()
+                                                         .one_of({"auto", "nccl", "gloo"})
+                                                         .def("auto")
+                                                         .doc("auto: nccl with CUDA, else gloo")},
+                                         {"timeout", S::integer().min(1).def(1800).doc(
+                                                         "seconds a collective may wait")}})
+                                     .def_empty_map()},
+                })
+      .def_empty_map()
+      .doc("process-group environment");
+}
+
+S schema_root() {
+  return S::map({
+      {"model", model()},
+      {"train_dataloader", dataloader(true, "training data").required()},
+      {"val_dataloader", dataloader(false, "validation data (optional)")},
+      {"test_dataloader", dataloader(false, "test data (optional)")},
+      {"val_evaluator", evaluator()},
+      {"test_evaluator", evaluator()},
+      {"optim_wrapper", optim_wrapper()},
+      {"param_scheduler", param_scheduler()},
+      {"train_cfg", train_cfg()},
+      {"val_cfg", S::map({{"type", S::string().one_of({"ValLoop"}).def("ValLoop")}})
+                      .def_empty_map()
+                      .doc("the validation loop")},
+      {"test_cfg", S::map({{"type", S::string().one_of({"TestLoop"}).def("TestLoop")}})
+                       .def_empty_map()
+                       .doc("the test loop")},
+      {"auto_scale_lr", S::map({{"enable", S::boolean().def(false)},
+                                {"base_batch_size", S::integer().min(1).def(48).doc(
+                                                        "total batch the lr was tuned for")}})
+                            .def_empty_map()
+                            .doc("scale lr by (world batch / base_batch_size) when enabled")},
+      {"default_hooks", default_hooks()},
+      {"env_cfg", env_cfg()},
+      {"randomness",
+       S::map({{"seed", S::integer().min(0).def_null().doc("null: a random seed, logged")},
+               {"deterministic", S::boolean().def(false).doc("deterministic kernels")},
+               {"diff_rank_seed", S::boolean().def(false).doc("seed + rank on each rank")}})
+           .def_empty_map()
+           .doc("seeding (`--seed` and `--deterministic` set these)")},
+      {"ddp",
+       S::map({{"find_unused_parameters",
+                S::boolean().def(false).doc(
+                    "mark parameters without gradient ready (else such a step fails)")},
+               {"bucket_cap_mb", S::number().min(0, true).def(25.0).doc("gradient bucket size")},
+               {"first_bucket_cap_mb",
+                S::number().min(0, true).def(1.0).doc("smaller first bucket, starts early")},
+               {"broadcast_buffers",
+                S::boolean().def(true).doc("broadcast rank 0's buffers every forward")}})
+           .def_empty_map()
+           .doc("ddp3d's DistributedDataParallel")},
+      {"log_processor",
+       S::map({{"window_size", S::integer().min(1).def(50).doc("iterations smoothed in the log")},
+               {"by_epoch", S::boolean().def(true)}})
+           .def_empty_map()},
+      {"log_level", S::string().one_of({"DEBUG", "INFO", "WARNING", "ERROR"}).def("INFO")},
+      {"work_dir",
+       S::string().def_null().doc(
+           "logs and checkpoints; null: work_dirs/<config name> (`--work-dir` sets it)")},
+      {"load_from", S::string().def_null().doc("checkpoint to start from (or resume from)")},
+      {"resume", S::boolean().def(false).doc(
+                     "resume: from load_from, or the newest checkpoint in work_dir if null")},
+  });
+}
+
+}  // namespace
+
+const Schema& ddp3d_schema() {
+  static const Schema schema = schema_root();
+  return schema;
+}
+
+}  // namespace ddp3d::config

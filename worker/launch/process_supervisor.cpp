@@ -1,0 +1,136 @@
+#include "worker/launch/process_supervisor.h"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <optional>
+
+#include "common/log.h"
+
+extern char** environ;
+
+namespace ddp3d::launch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Child {
+  const ChildSpec* spec;
+  pid_t pid = -1;
+  bool done = false;
+};
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return "was killed by signal " + std::to_string(sig) + " (SIG" + (abbrev ? abbrev : "?") + ")";
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Runs in the forked child: never returns.
+[[noreturn]] void exec_child(const ChildSpec& spec, pid_t parent, const sigset_t& old_mask) {
+  setpgid(0, 0);
+  // If the launcher dies without cleaning up (SIGKILL), the ranks must not live on.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(128 + SIGKILL);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  for (const auto& [k, v] : spec.env) setenv(k.c_str(), v.c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "ddp3d launch: cannot execute %s: %s\n", argv[0], std::strerror(errno));
+  _exit(127);
+}
+
+void signal_all(std::vector<Child>& children, int sig) {
+  for (auto& c : children) {
+    if (c.pid > 0) kill(-c.pid, sig);  // the child's whole process group
+  }
+}
+
+}  // namespace
+
+SupervisorResult supervise(const std::vector<ChildSpec>& specs,
+                           std::chrono::milliseconds grace_period) {
+  sigset_t watched;
+  sigemptyset(&watched);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&watched, s);
+  sigset_t old_mask;
+  sigprocmask(SIG_BLOCK, &watched, &old_mask);
+
+  std::vector<Child> children;
+  const pid_t self = getpid();
+  for (const auto& spec : specs) {
+    const pid_t pid = fork();
+    if (pid < 0) {
+      log::error(std::string("fork failed: ") + std::strerror(errno));
+      signal_all(children, SIGKILL);
+      sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+      return {1, spec.name};
+    }
+    if (pid == 0) exec_child(spec, self, old_mask);
+    setpgid(pid, pid);  // also here, so kill(-pid) works before the child runs
+    children.push_back({&spec, pid});
+  }
+
+  SupervisorResult result;
+  std::optional<Clock::time_point> kill_at;
+  std::size_t running = children.size();
+  while (running > 0) {
+    // Reap everything that has ended.
+    for (auto& c : children) {
+      if (c.done) continue;
+      int status = 0;
+      const pid_t r = waitpid(c.pid, &status, WNOHANG);
+      if (r != c.pid) continue;
+      c.done = true;
+      --running;
+      // Stragglers a rank left in its group (e.g. data workers) go with it.
+      kill(-c.pid, SIGKILL);
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok && result.failed_name.empty() && !kill_at) {
+        result.failed_name = c.spec->name;
+        result.exit_code = exit_code_of(status);
+        log::error(c.spec->name + " (pid " + std::to_string(c.pid) + ") " +
+                   describe_status(status) + "; stopping the other ranks");
+        signal_all(children, SIGTERM);
+        kill_at = Clock::now() + grace_period;
+      } else if (!ok) {
+        log::info(c.spec->name + " (pid " + std::to_string(c.pid) + ") " + describe_status(status));
+      }
+    }
+    if (running == 0) break;
+    if (kill_at && Clock::now() >= *kill_at) {
+      log::warning("grace period over: killing the remaining ranks");
+      signal_all(children, SIGKILL);
+      kill_at = Clock::now() + std::chrono::hours(24);
+    }
+    timespec tick{0, 100'000'000};
+    siginfo_t info{};
+    const int sig = sigtimedwait(&watched, &info, &tick);
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+      log::warning(std::string("received SIG") + sigabbrev_np(sig) + ": forwarding to the ranks");
+      signal_all(children, sig);
+      if (result.failed_name.empty()) result.exit_code = 128 + sig;
+      if (!kill_at) kill_at = Clock::now() + grace_period;
+    }
+  }
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  return result;
+}
+
+}  // namespace ddp3d::launch
