@@ -1,5 +1,6 @@
 #include "worker/models/pointpillars_options.h"
 
+#include <cmath>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -104,6 +105,29 @@ void validate(const PointPillarsOptions& o) {
   }
   for (const double s : nk.upsample_strides) {
     if (s <= 0) fail("model.neck.upsample_strides", "entries must be > 0");
+  }
+
+  // Every neck branch must come back to the same BEV size, or SECONDFPN cannot concatenate
+  // them (e.g. a 124-cell grid: 62 → 31 → 16 cells, and 16 · 4 ≠ 62).
+  for (size_t axis = 0; axis < 2; ++axis) {
+    int64_t size = me.output_shape[axis];
+    std::vector<int64_t> branch;
+    for (size_t i = 0; i < bb.layer_strides.size(); ++i) {
+      size = (size - 1) / bb.layer_strides[i] + 1;  // 3×3 conv, padding 1
+      const double up = nk.upsample_strides[i];
+      branch.push_back(up >= 1 ? size * static_cast<int64_t>(up)
+                               : size / static_cast<int64_t>(std::lround(1.0 / up)));
+    }
+    for (const int64_t b : branch) {
+      if (b != branch.front()) {
+        fail("model.middle_encoder.output_shape",
+             "the " + std::string(axis == 0 ? "y" : "x") + " size " +
+                 std::to_string(me.output_shape[axis]) +
+                 " gives neck branches of different sizes " + str(branch) +
+                 " (with backbone.layer_strides " + str(bb.layer_strides) +
+                 " and neck.upsample_strides); use a multiple of the total stride");
+      }
+    }
   }
 
   const auto& hd = o.bbox_head;

@@ -155,6 +155,16 @@ TEST(Options, ValidationNamesTheKey) {
   o = pointpillars_kitti_3class_options();
   o.train_cfg.assigner.pop_back();
   EXPECT_THROW(validate(o), std::invalid_argument);
+  // A grid that is not a multiple of the total stride 8 breaks the neck's concatenation.
+  o = pointpillars_kitti_car_options();
+  o.middle_encoder.output_shape = {124, 128};
+  try {
+    validate(o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("model.middle_encoder.output_shape"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
