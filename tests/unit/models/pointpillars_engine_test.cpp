@@ -17,7 +17,7 @@ namespace {
 
 std::filesystem::path source_dir() {
   const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  return dir ? std::filesystem::path(dir) : std::filesystem::path(".");
+  return dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path(DDP3D_TEST_SOURCE_DIR);
 }
 
 config::Config load_model(const std::string& relative) {
