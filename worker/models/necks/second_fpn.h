@@ -1,0 +1,26 @@
+// SECONDFPN (mmdet3d's neck for SECOND/PointPillars): brings every backbone stage to a common
+// resolution with a transposed conv (or a strided conv when the stride is < 1), BN, ReLU,
+// and concatenates them along channels.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+
+#include <vector>
+
+#include "worker/models/pointpillars_options.h"
+
+namespace ddp3d::models {
+
+class SECONDFPNImpl : public torch::nn::Module {
+ public:
+  explicit SECONDFPNImpl(const SECONDFPNOptions& options);
+  // One tensor per backbone stage → [B, Σ out_channels, H, W].
+  at::Tensor forward(const std::vector<at::Tensor>& features);
+
+ private:
+  torch::nn::ModuleList deblocks_;
+};
+TORCH_MODULE(SECONDFPN);
+
+}  // namespace ddp3d::models

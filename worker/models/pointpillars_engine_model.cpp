@@ -1,0 +1,67 @@
+#include "worker/models/pointpillars_engine_model.h"
+
+#include <ATen/ATen.h>
+
+#include "worker/models/pointpillars_config.h"
+
+namespace ddp3d::models {
+
+PointPillarsModel::PointPillarsModel(PointPillarsOptions options)
+    : detector_(VoxelNet(std::move(options))) {
+  // The detector's parts become this module's direct children, so parameter and state_dict
+  // names are mmdet3d's (voxel_encoder.pfn_layers.0.linear.weight, backbone.blocks.0.0.weight,
+  // bbox_head.conv_cls.bias, ...) and train()/eval()/to() reach every part.
+  register_module("voxel_encoder", detector_->voxel_encoder());
+  register_module("middle_encoder", detector_->middle_encoder());
+  register_module("backbone", detector_->backbone());
+  register_module("neck", detector_->neck());
+  register_module("bbox_head", detector_->bbox_head());
+}
+
+BatchedPillars batch_pillars(const engine::Batch& batch) {
+  const auto& voxels = batch.list("voxels");
+  const auto& num_points = batch.list("num_points");
+  const auto& coors = batch.list("coors");
+  TORCH_CHECK(static_cast<int64_t>(voxels.size()) == batch.size &&
+                  num_points.size() == voxels.size() && coors.size() == voxels.size(),
+              "PointPillars: batch of ", batch.size, " samples has ", voxels.size(), " voxels, ",
+              num_points.size(), " num_points and ", coors.size(), " coors entries");
+  std::vector<at::Tensor> indexed;
+  indexed.reserve(coors.size());
+  for (size_t b = 0; b < coors.size(); ++b) {
+    TORCH_CHECK(coors[b].dim() == 2 && coors[b].size(1) == 3, "PointPillars: coors of sample ", b,
+                " must be [M, 3] (z, y, x), got ", coors[b].sizes());
+    const at::Tensor c = coors[b].to(at::kLong);
+    indexed.push_back(
+        at::cat({at::full({c.size(0), 1}, static_cast<int64_t>(b), c.options()), c}, 1));
+  }
+  return {at::cat(voxels), at::cat(num_points), at::cat(indexed)};
+}
+
+engine::LossMap PointPillarsModel::forward_train(const engine::Batch& batch) {
+  const BatchedPillars p = batch_pillars(batch);
+  return detector_->forward_train(p.voxels, p.num_points, p.coors, batch.list("gt_bboxes_3d"),
+                                  batch.list("gt_labels_3d"));
+}
+
+std::vector<engine::Sample> PointPillarsModel::predict(const engine::Batch& batch) {
+  const BatchedPillars p = batch_pillars(batch);
+  const std::vector<Detections> dets =
+      detector_->predict(p.voxels, p.num_points, p.coors, batch.size);
+  std::vector<engine::Sample> out(dets.size());
+  for (size_t b = 0; b < dets.size(); ++b) {
+    out[b].tensors["bboxes_3d"] = dets[b].boxes;
+    out[b].tensors["scores_3d"] = dets[b].scores;
+    out[b].tensors["labels_3d"] = dets[b].labels;
+    if (b < batch.meta.size()) out[b].meta = batch.meta[b];
+  }
+  return out;
+}
+
+void register_models(engine::Registry<engine::Model>& registry) {
+  registry.add("PointPillars", [](const config::Config& model) {
+    return std::make_shared<PointPillarsModel>(pointpillars_options_from_config(model));
+  });
+}
+
+}  // namespace ddp3d::models
