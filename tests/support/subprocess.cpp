@@ -130,8 +130,7 @@ std::string binary_path(const std::string& relative) {
 
 std::string source_path(const std::string& relative) {
   const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  if (dir == nullptr) throw std::runtime_error("DDP3D_SOURCE_DIR is not set (run through ctest)");
-  return std::string(dir) + "/" + relative;
+  return std::string(dir != nullptr ? dir : DDP3D_SOURCE_DIR_DEFAULT) + "/" + relative;
 }
 
 }  // namespace ddp3d::testing

@@ -129,5 +129,41 @@ TEST(Launch, TwoNodesWithTwoProcessesEachFormAWorldOfFour) {
   expect_two_nodes_form_one_world("2", 4);
 }
 
+// The seed's multi-node form through tools/dist_train.sh and `ddp3d train`: two "nodes" on one
+// machine, `GPUS` processes each (CPU processes here), train the toy config as one world.
+void expect_dist_train_sh_forms_one_world(const std::string& gpus, int world_size) {
+  const auto port = std::to_string(free_port());
+  const std::string work_dir = make_temp_dir("ddp3d-dist-train-");
+  std::vector<std::unique_ptr<Subprocess>> nodes;
+  for (const char* node_rank : {"0", "1"}) {
+    nodes.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{"bash", source_path("tools/dist_train.sh"),
+                                 source_path("configs/toy/toy_regression_2proc.yaml"), gpus,
+                                 "--work-dir", work_dir},
+        std::map<std::string, std::string>{{"NNODES", "2"},
+                                           {"NODE_RANK", node_rank},
+                                           {"MASTER_ADDR", "127.0.0.1"},
+                                           {"PORT", port},
+                                           {"DDP3D_BIN", ddp3d()}}));
+  }
+  std::string rank0_output;
+  for (auto& node : nodes) {
+    const auto r = node->wait(180s);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    if (rank0_output.empty()) rank0_output = r.output;
+  }
+  EXPECT_NE(rank0_output.find("world size " + std::to_string(world_size) + ","), std::string::npos)
+      << rank0_output;
+  EXPECT_NE(rank0_output.find("Epoch(train)"), std::string::npos) << rank0_output;
+}
+
+TEST(DistTrainSh, TwoNodesWithOneProcessEachTrainAsAWorldOfTwo) {
+  expect_dist_train_sh_forms_one_world("1", 2);
+}
+
+TEST(DistTrainSh, TwoNodesWithTwoProcessesEachTrainAsAWorldOfFour) {
+  expect_dist_train_sh_forms_one_world("2", 4);
+}
+
 }  // namespace
 }  // namespace ddp3d::testing

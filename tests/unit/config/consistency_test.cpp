@@ -41,11 +41,11 @@ INSTANTIATE_TEST_SUITE_P(
         Inconsistent{"grid_vs_range",
                      {"model.middle_encoder.output_shape=[100,124]"},
                      "--cfg-options model.middle_encoder.output_shape=[100,124]: "
-                     "model.middle_encoder.output_shape: expected [124, 124] ([ny, nx] = range / "
+                     "model.middle_encoder.output_shape: expected [128, 128] ([ny, nx] = range / "
                      "voxel size from "},
         Inconsistent{"voxel_size_changed_alone",
                      {"model.data_preprocessor.voxel_layer.voxel_size=[0.16,0.16,4]"},
-                     "model.middle_encoder.output_shape: expected [248, 248]"},
+                     "model.middle_encoder.output_shape: expected [256, 256]"},
         Inconsistent{"encoder_copy_differs",
                      {"model.voxel_encoder.voxel_size=[0.2,0.2,4]"},
                      "model.voxel_encoder.voxel_size: differs from "
@@ -92,10 +92,10 @@ TEST(Consistency, ConsistentChangeTogetherIsAccepted) {
       load(demo_config(), {
                               "model.data_preprocessor.voxel_layer.voxel_size=[0.16,0.16,4]",
                               "model.voxel_encoder.voxel_size=[0.16,0.16,4]",
-                              "model.middle_encoder.output_shape=[248,248]",
+                              "model.middle_encoder.output_shape=[256,256]",
                           });
   EXPECT_EQ(cfg.get<std::vector<int>>("model.middle_encoder.output_shape"),
-            (std::vector<int>{248, 248}));
+            (std::vector<int>{256, 256}));
 }
 
 }  // namespace

@@ -43,6 +43,20 @@ TEST(LaunchOptions, PortWinsOverMasterPortAndFlagsWinOverEnvironment) {
   EXPECT_EQ(parse_launch_options({"x"}, env).master_port, 30000);
 }
 
+TEST(LaunchOptions, AcceptsFlagEqualsValueAsDistTrainShPassesIt) {
+  const auto o = parse_launch_options(
+      {"--nnodes=2", "--node-rank=1", "--master-addr=10.0.0.1", "--nproc-per-node=4",
+       "--master-port=29600", "--", "prog", "--work-dir=x"},
+      {});
+  EXPECT_EQ(o.nnodes, 2);
+  EXPECT_EQ(o.node_rank, 1);
+  EXPECT_EQ(o.master_addr, "10.0.0.1");
+  EXPECT_EQ(o.nproc_per_node, 4);
+  EXPECT_EQ(o.master_port, 29600);
+  // Arguments after the program are the program's, untouched.
+  EXPECT_EQ(o.command, (std::vector<std::string>{"prog", "--work-dir=x"}));
+}
+
 TEST(LaunchOptions, GpusZeroMeansOneCpuProcess) {
   const auto o = parse_launch_options({"x"}, {{"GPUS", "0"}});
   EXPECT_EQ(o.nproc_per_node, 1);
