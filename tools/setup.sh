@@ -12,6 +12,9 @@ BUILD_DIR="${DDP3D_BUILD_DIR:-$ROOT/build}"
 TORCH_VERSION="${DDP3D_TORCH_VERSION:-2.15.0}"
 VENV="${DDP3D_VENV:-$DDP3D_CACHE/venv-torch-$TORCH_VERSION}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Paths under the checkout are hashed relative to it, so every clone shares the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-10G}"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
