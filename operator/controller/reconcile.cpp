@@ -318,17 +318,23 @@ class Reconciler {
   bool handle_failures() {
     const ObservedPod* first = nullptr;
     const ObservedPod* permanent = nullptr;
+    bool any_retryable = false;
     const auto policy = job_.spec.run_policy.restart_policy;
     for (const auto& [rank, p] : current_) {
       if (p->phase != "Failed") continue;
       if (!first) first = p;
       // ExitCode: 1-127 are the program's own errors (a retry fails the same way); >= 128 are
       // signals (OOM kill, preemption) worth retrying. No code (eviction) is retryable too.
-      if (policy == api::RestartPolicy::kExitCode && !permanent && p->exit_code &&
-          *p->exit_code >= 1 && *p->exit_code <= 127) {
+      const bool program_error = p->exit_code && *p->exit_code >= 1 && *p->exit_code <= 127;
+      if (!program_error) {
+        any_retryable = true;
+      } else if (!permanent) {
         permanent = p;
       }
     }
+    // When one rank is killed, its peers fail too (exit 1 from a broken collective): the
+    // group's failure is retryable if any of its failed pods is.
+    if (policy != api::RestartPolicy::kExitCode || any_retryable) permanent = nullptr;
     if (!first) return false;
     auto& st = r_.status;
     if (policy == api::RestartPolicy::kNever) {

@@ -242,6 +242,21 @@ TEST(Reconcile, PhaseTransitionTable) {
        {"Warning/NodeFailed"},
        1,
        1},
+      {"ExitCode: a killed rank's peer exiting 1 does not make it permanent",
+       [] { return in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning); },
+       [](const auto& j) {
+         auto p = one_failed(j, 0, 137);
+         p[0].phase = "Failed";
+         p[0].exit_code = 1;
+         return p;
+       },
+       Phase::kRestarting,
+       "NodeFailed",
+       0,
+       4,
+       {"Warning/NodeFailed"},
+       1,
+       1},
       {"ExitCode: no code (evicted) retryable",
        [] { return in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning); },
        [](const auto& j) { return one_failed(j, 0, std::nullopt); },
