@@ -548,6 +548,18 @@ void DistributedDataParallel::prepare_backward(const std::vector<at::Tensor>& ou
 }
 
 const DdpStepStats& DistributedDataParallel::finalize_backward() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    // Armed for a synchronised step, yet not one gradient hook ran: averaging would be
+    // skipped silently and the ranks would drift apart. The usual cause is parameters swapped
+    // after construction (torch::load into the module creates new gradient accumulators).
+    if (state_->phase == State::Phase::kArmed) {
+      throw std::runtime_error(
+          "DDP: no gradient hook ran in this backward pass, so nothing was all-reduced. Were "
+          "the module's parameters replaced after DistributedDataParallel was built (e.g. "
+          "torch::load into the module)? Build DDP after loading a checkpoint.");
+    }
+  }
   state_->finalize();
   return state_->last;
 }

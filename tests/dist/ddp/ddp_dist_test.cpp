@@ -211,6 +211,16 @@ TEST(DdpConstruction, ShapeMismatchNamesParameterAndRanks) {
   }
 }
 
+TEST(DdpConstruction, ParametersReplacedAfterConstructionFailTheStep) {
+  const auto r = run(2, {"replaced"});
+  for (const auto& rr : r.result.ranks) {
+    EXPECT_FALSE(rr.killed) << r.result.describe();
+    EXPECT_EQ(rr.exit_code, 3) << r.result.describe();
+    EXPECT_NE(rr.output.find("no gradient hook ran in this backward pass"), std::string::npos)
+        << rr.output;
+  }
+}
+
 TEST(DdpConstruction, ParameterCountMismatchNamesRanks) {
   const auto r = run(3, {"mismatch", "--count"});
   for (const auto& rr : r.result.ranks) {

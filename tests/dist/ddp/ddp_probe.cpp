@@ -14,6 +14,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn.h>
 #include <torch/optim.h>
+#include <torch/serialize.h>
 
 #include <chrono>
 #include <cstdio>
@@ -218,6 +219,23 @@ void run_unused(const Args& a, const ddp3d::dist::DistEnv& env) {
              model->branch->weight.grad().defined() ? "defined" : "undefined");
 }
 
+// Parameters loaded into the module after DDP was built: the step must fail, not silently
+// skip the all-reduce.
+void run_replaced(const Args& a, const ddp3d::dist::DistEnv& env) {
+  auto pg = connect(env);
+  torch::manual_seed(7);
+  Mlp model(32, true, false);
+  const std::string saved = prefix(a, env.rank) + ".model.pt";
+  torch::save(model, saved);
+  DistributedDataParallel ddp(model.ptr(), *pg, DdpOptions{});
+  torch::load(model, saved);
+  ddp.prepare_forward();
+  auto loss = model->forward(torch::randn({4, 8})).pow(2).mean();
+  ddp.prepare_backward({loss});
+  loss.backward();
+  ddp.finalize_backward();
+}
+
 void run_overlap(const Args& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env);
   torch::manual_seed(3);
@@ -279,6 +297,8 @@ int main(int argc, char** argv) {
       run_unused(a, env);
     } else if (a.scenario == "overlap") {
       run_overlap(a, env);
+    } else if (a.scenario == "replaced") {
+      run_replaced(a, env);
     } else if (a.scenario == "mismatch") {
       run_mismatch(a, env);
     } else {
