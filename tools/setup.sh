@@ -14,6 +14,9 @@ VENV="${DDP3D_VENV:-$DDP3D_CACHE/venv-torch-$TORCH_VERSION}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 # Paths under the checkout are hashed relative to it, so every clone shares the cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+# With -g ccache hashes the working directory too (for DW_AT_comp_dir); leave it out so a
+# clone in another folder still hits. Debug info then names the first clone's folder.
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-10G}"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
