@@ -122,9 +122,13 @@ load_env() { # dir
 }
 
 wait_ready() { # dir pid name url-path timeout-s
-  local dir="$1" pid="$2" name="$3" url="$4" timeout="$5" i
-  for ((i = 0; i < timeout * 10; i++)); do
-    owns "$pid" "$dir" || { tail -n 30 "$dir/$name.log" >&2; die "$name exited during start-up (log: $dir/$name.log)"; }
+  local dir="$1" pid="$2" name="$3" url="$4" timeout="$5"
+  # A deadline in seconds, not a count of tries: each curl may itself take up to 2 s.
+  local deadline=$((SECONDS + timeout))
+  while ((SECONDS < deadline)); do
+    # kill -0, not owns: while the child is between fork and exec its /proc cmdline can read
+    # empty, and owns would call a starting server dead (then a retry raced the live one).
+    kill -0 "$pid" 2>/dev/null || { tail -n 30 "$dir/$name.log" >&2; die "$name exited during start-up (log: $dir/$name.log)"; }
     if curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" \
       --key "$dir/pki/admin.key" "$url" >/dev/null 2>&1; then
       return 0
@@ -198,8 +202,12 @@ cmd_start() {
     ETCD_PORT=$(free_port) ETCD_PEER_PORT=$(free_port) APISERVER_PORT=$(free_port)
     WATCHDOG_PID=""
     launch_etcd "$dir"
-    if ! (wait_ready "$dir" "$ETCD_PID" etcd "http://127.0.0.1:$ETCD_PORT/health" 30) 2>/dev/null; then
+    if ! (wait_ready "$dir" "$ETCD_PID" etcd "http://127.0.0.1:$ETCD_PORT/health" 30); then
       stop_pid "$ETCD_PID" "$dir" etcd
+      # Whatever it is by now, the process we started must be gone before the next attempt
+      # reuses the data dir (a live one holds its lock and the next etcd never gets ready).
+      kill -KILL "$ETCD_PID" 2>/dev/null || true
+      wait "$ETCD_PID" 2>/dev/null || true
       [[ $attempt -lt 3 ]] && { log "etcd failed to start, retrying with new ports"; continue; }
       tail -n 20 "$dir/etcd.log" >&2
       die "etcd did not start (log: $dir/etcd.log)"
@@ -211,6 +219,8 @@ cmd_start() {
     fi
     stop_pid "$APISERVER_PID" "$dir" kube-apiserver
     stop_pid "$ETCD_PID" "$dir" etcd
+    kill -KILL "$APISERVER_PID" "$ETCD_PID" 2>/dev/null || true
+    wait "$APISERVER_PID" "$ETCD_PID" 2>/dev/null || true
     grep -q 'address already in use' "$dir/kube-apiserver.log" && [[ $attempt -lt 3 ]] &&
       { log "port taken, retrying with new ports"; continue; }
     die "kube-apiserver did not start (log: $dir/kube-apiserver.log)"
