@@ -17,6 +17,7 @@
 //   pointpillars_bench --config CFG --data ROOT [--iters N] [--warmup N] [--batch B]
 //                      [--seed S] [--no-ddp]
 //   pointpillars_bench --config CFG --dump-spec FILE   (the spec as JSON for the reference)
+//   pointpillars_bench --synth-kitti OUT [--scenes N] [--seed S]   (the data, written once)
 //
 // Rank 0 prints `STAGE_MS <stage> <ms per iteration>` lines, `ITERS_PER_S <x>` and checks.
 #include <ATen/ATen.h>
@@ -38,6 +39,7 @@
 #include "benchmarks/pointpillars/bench_spec.h"
 #include "benchmarks/pointpillars/stage_clock.h"
 #include "worker/data/kitti_dataset.h"
+#include "worker/data/synthetic_kitti.h"
 #include "worker/data/transforms.h"
 #include "worker/data/voxelization.h"
 #include "worker/dist/ddp.h"
@@ -51,7 +53,8 @@ using ddp3d::bench::seconds_since;
 using Clock = ddp3d::bench::StageClock::Clock;
 
 struct Args {
-  std::string config, data, dump_spec;
+  std::string config, data, dump_spec, synth_out;
+  int scenes = 64;
   std::string split = "train";
   int iters = 20, warmup = 3, batch = 0;
   std::uint64_t seed = 0;
@@ -82,11 +85,16 @@ Args parse_args(int argc, char** argv) {
       a.batch = std::stoi(next());
     else if (k == "--seed")
       a.seed = std::stoull(next());
+    else if (k == "--synth-kitti")
+      a.synth_out = next();
+    else if (k == "--scenes")
+      a.scenes = std::stoi(next());
     else if (k == "--no-ddp")
       a.ddp = false;
     else
       throw std::invalid_argument("unknown argument " + k);
   }
+  if (!a.synth_out.empty()) return a;
   if (a.config.empty()) throw std::invalid_argument("--config is required");
   if (a.dump_spec.empty() && a.data.empty()) throw std::invalid_argument("--data is required");
   return a;
@@ -163,6 +171,15 @@ std::int64_t count_positives(ddp3d::models::VoxelNet& model, const Batch& b) {
 
 int run(const Args& args) {
   namespace bench = ddp3d::bench;
+  if (!args.synth_out.empty()) {
+    ddp3d::data::SynthKittiOptions o;
+    o.scenes = args.scenes;
+    o.seed = args.seed;
+    const auto stats = ddp3d::data::write_synthetic_kitti(args.synth_out, o);
+    std::printf("wrote %d scenes (%lld points, %d cars) to %s\n", stats.scenes,
+                static_cast<long long>(stats.points), stats.cars, args.synth_out.c_str());
+    return 0;
+  }
   bench::BenchSpec spec =
       bench::bench_spec_from_config(ddp3d::config::load(args.config), args.config);
   if (args.batch > 0) spec.batch_size = args.batch;
