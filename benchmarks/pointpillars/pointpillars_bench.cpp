@@ -19,7 +19,8 @@
 //   pointpillars_bench --config CFG --dump-spec FILE   (the spec as JSON for the reference)
 //   pointpillars_bench --synth-kitti OUT [--scenes N] [--seed S]   (the data, written once)
 //
-// Rank 0 prints `STAGE_MS <stage> <ms per iteration>` lines, `ITERS_PER_S <x>` and checks.
+// Rank 0 prints `STAGE_MS <stage> <wall ms> <main-thread CPU ms>` per iteration, `ITERS_PER_S <x>`
+// and checks.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
@@ -49,8 +50,8 @@
 
 namespace {
 
-using ddp3d::bench::seconds_since;
-using Clock = ddp3d::bench::StageClock::Clock;
+using ddp3d::bench::Clock;
+using ddp3d::bench::Mark;
 
 struct Args {
   std::string config, data, dump_spec, synth_out;
@@ -118,15 +119,15 @@ Batch prepare_batch(const ddp3d::data::KittiDataset& dataset, const ddp3d::bench
   namespace data = ddp3d::data;
   const int batch = spec.batch_size;
   std::vector<data::DetectionSample> samples(static_cast<size_t>(batch));
-  auto t = Clock::now();
+  Mark t;
   for (int j = 0; j < batch; ++j) {
     const auto index = ddp3d::bench::sample_index(iteration, rank, world, batch, j, dataset.size());
     data::KittiFrame frame = dataset.load(index);
     samples[static_cast<size_t>(j)] = {frame.points, frame.gt_boxes, frame.gt_labels};
   }
-  clock.add("load", seconds_since(t));
+  clock.add("load", t);
 
-  t = Clock::now();
+  t = Mark();
   const auto& range = spec.voxel.point_cloud_range;
   for (int j = 0; j < batch; ++j) {
     auto& s = samples[static_cast<size_t>(j)];
@@ -139,15 +140,15 @@ Batch prepare_batch(const ddp3d::data::KittiDataset& dataset, const ddp3d::bench
     std::mt19937_64 rng(d.shuffle_seed);
     data::point_shuffle(s, rng);
   }
-  clock.add("pipeline", seconds_since(t));
+  clock.add("pipeline", t);
 
-  t = Clock::now();
+  t = Mark();
   std::vector<data::Voxels> per_sample;
   per_sample.reserve(samples.size());
   for (const auto& s : samples) per_sample.push_back(data::voxelize(s.points, spec.voxel));
   Batch b;
   b.voxels = data::collate_voxels(per_sample);
-  clock.add("voxelize", seconds_since(t));
+  clock.add("voxelize", t);
   for (auto& s : samples) {
     b.gt_boxes.push_back(s.gt_boxes);
     b.gt_labels.push_back(s.gt_labels);
@@ -223,7 +224,7 @@ int run(const Args& args) {
   }
 
   std::int64_t pillars = 0, points = 0;
-  Clock::time_point start;
+  Mark start;
   double cpu_start = 0;
   for (int it = 0; it < args.warmup + args.iters; ++it) {
     if (it == args.warmup) {
@@ -231,43 +232,45 @@ int run(const Args& args) {
       clock.reset();
       assign_timer.take();
       pillars = points = 0;
-      start = Clock::now();
+      start = Mark();
       cpu_start = process_cpu_s();
     }
     const Batch b = prepare_batch(dataset, spec, key, it, rank, world, clock);
     pillars += b.voxels.voxels.size(0);
     points += b.voxels.num_points.sum().item<std::int64_t>();
 
-    auto t = Clock::now();
+    Mark t;
     if (ddp) ddp->prepare_forward();
     const auto losses = model->forward_train(b.voxels.voxels, b.voxels.num_points, b.voxels.coors,
                                              b.gt_boxes, b.gt_labels);
     const at::Tensor loss = ddp3d::models::total_loss(losses);
     if (ddp) ddp->prepare_backward({loss});
-    clock.add("forward", seconds_since(t));
+    clock.add("forward", t);
     clock.add("assign", assign_timer.take());
 
-    t = Clock::now();
+    t = Mark();
     loss.backward();
     if (ddp) {
       const auto& st = ddp->finalize_backward();
       const auto done = Clock::now();
-      clock.add("allreduce_wait", std::chrono::duration<double>(done - st.backward_end).count());
-      clock.add("ddp_internal_wait", st.allreduce_wait_s);
+      clock.add_wall("allreduce_wait",
+                     std::chrono::duration<double>(done - st.backward_end).count());
+      clock.add_wall("ddp_internal_wait", st.allreduce_wait_s);
     }
-    clock.add("backward", seconds_since(t));
+    clock.add("backward", t);
 
-    t = Clock::now();
+    t = Mark();
     if (spec.optim.clip_max_norm > 0) {
       torch::nn::utils::clip_grad_norm_(model->parameters(), spec.optim.clip_max_norm, 2.0);
     }
     optimizer.step();
     optimizer.zero_grad();
-    clock.add("optimizer", seconds_since(t));
+    clock.add("optimizer", t);
     if (!std::isfinite(loss.item<double>())) throw std::runtime_error("loss is not finite");
   }
   if (pg) pg->barrier();
-  const double secs = seconds_since(start);
+  const bench::Span run_time = bench::since(start);
+  const double secs = run_time.wall;
   const double cpu_s = process_cpu_s() - cpu_start;
   if (rank == 0) {
     const double ms = 1e3 / args.iters;
@@ -275,9 +278,10 @@ int run(const Args& args) {
                 secs);
     for (const char* stage : {"load", "pipeline", "voxelize", "forward", "assign", "backward",
                               "allreduce_wait", "optimizer", "ddp_internal_wait"}) {
-      std::printf("STAGE_MS %s %.3f\n", stage, clock.seconds(stage) * ms);
+      const bench::Span t = clock.total(stage);
+      std::printf("STAGE_MS %s %.3f %.3f\n", stage, t.wall * ms, t.cpu * ms);
     }
-    std::printf("STAGE_MS step %.3f\n", secs * ms);
+    std::printf("STAGE_MS step %.3f %.3f\n", secs * ms, run_time.cpu * ms);
     std::printf("PILLARS_PER_ITER %.1f\n", static_cast<double>(pillars) / args.iters);
     std::printf("POINTS_PER_ITER %.1f\n", static_cast<double>(points) / args.iters);
     std::printf("ITERS_PER_S %.4f\n", args.iters / secs);

@@ -1,16 +1,18 @@
 #include "benchmarks/pointpillars/stage_clock.h"
 
-#include <atomic>
 #include <cstring>
+#include <ctime>
 #include <memory>
+#include <mutex>
 
 namespace ddp3d::bench {
 namespace {
 
-std::atomic<std::int64_t> g_assign_ns{0};
+std::mutex g_mu;
+Span g_assign;
 
 struct ScopeStart : at::ObserverContext {
-  StageClock::Clock::time_point start = StageClock::Clock::now();
+  Mark start;
 };
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -20,29 +22,54 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 
 void on_end(const at::RecordFunction&, at::ObserverContext* ctx) {
   if (ctx == nullptr) return;
-  const auto dt = StageClock::Clock::now() - static_cast<ScopeStart*>(ctx)->start;
-  g_assign_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count();
+  const Span s = since(static_cast<ScopeStart*>(ctx)->start);
+  const std::lock_guard<std::mutex> lock(g_mu);
+  g_assign.wall += s.wall;
+  g_assign.cpu += s.cpu;
 }
 
 }  // namespace
 
-double StageClock::seconds(const std::string& stage) const {
-  const auto it = seconds_.find(stage);
-  return it == seconds_.end() ? 0.0 : it->second;
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+Span since(const Mark& m) {
+  return {std::chrono::duration<double>(Clock::now() - m.wall).count(), thread_cpu_s() - m.cpu};
+}
+
+void StageClock::add(const std::string& stage, const Span& s) {
+  Span& t = spans_[stage];
+  t.wall += s.wall;
+  t.cpu += s.cpu;
+}
+
+void StageClock::add_wall(const std::string& stage, double wall_s) {
+  spans_[stage].wall += wall_s;
+}
+
+Span StageClock::total(const std::string& stage) const {
+  const auto it = spans_.find(stage);
+  return it == spans_.end() ? Span{} : it->second;
 }
 
 AssignTimer::AssignTimer()
     : handle_(at::addGlobalCallback(
           at::RecordFunctionCallback(on_start, on_end).scopes({at::RecordScope::USER_SCOPE}))) {
-  g_assign_ns = 0;
+  take();
 }
 
 AssignTimer::~AssignTimer() {
   at::removeCallback(handle_);
 }
 
-double AssignTimer::take() {
-  return 1e-9 * static_cast<double>(g_assign_ns.exchange(0));
+Span AssignTimer::take() {
+  const std::lock_guard<std::mutex> lock(g_mu);
+  const Span s = g_assign;
+  g_assign = {};
+  return s;
 }
 
 }  // namespace ddp3d::bench

@@ -5,7 +5,7 @@ pointpillars_bench.cpp; torch's DistributedDataParallel over Gloo when started b
 
   torch_pointpillars_bench.py --spec SPEC.json --data ROOT [--iters N] [--warmup N] [--no-ddp]
 
-Rank 0 prints `STAGE_MS <stage> <ms per iteration>` lines, `ITERS_PER_S <x>` and checks.
+Rank 0 prints `STAGE_MS <stage> <wall ms> <main-thread CPU ms>` per iteration, `ITERS_PER_S <x>` and checks.
 """
 import argparse
 import json
@@ -23,26 +23,39 @@ import torch_kitti_pipeline as data  # noqa: E402
 from torch_pointpillars import Anchor3DHead, PointPillars, grid_anchors  # noqa: E402
 
 
+class Mark:
+    """A point in time on the wall clock and on this thread's CPU clock (see stage_clock.h)."""
+
+    def __init__(self):
+        self.wall = time.perf_counter()
+        self.cpu = time.thread_time()
+
+
 class StageClock:
     def __init__(self):
-        self.seconds = {}
+        self.wall = {}
+        self.cpu = {}
 
-    def add(self, stage, s):
-        self.seconds[stage] = self.seconds.get(stage, 0.0) + s
+    def add(self, stage, mark, wall=None, cpu=None):
+        if mark is not None:
+            wall, cpu = time.perf_counter() - mark.wall, time.thread_time() - mark.cpu
+        self.wall[stage] = self.wall.get(stage, 0.0) + wall
+        if cpu is not None:
+            self.cpu[stage] = self.cpu.get(stage, 0.0) + cpu
 
 
 def prepare_batch(ds, spec, seed, it, rank, world, clock):
     batch, pcr = spec["batch_size"], spec["voxel"]["point_cloud_range"]
-    t = time.perf_counter()
+    t = Mark()
     frames = [ds.load(data.sample_index(it, rank, world, batch, j, len(ds))) for j in range(batch)]
-    clock.add("load", time.perf_counter() - t)
-    t = time.perf_counter()
+    clock.add("load", t)
+    t = Mark()
     samples = [data.augment(p, b, l, data.draw_augment(seed, it, rank, j, spec["augment"]), pcr)
                for j, (p, b, l) in enumerate(frames)]
-    clock.add("pipeline", time.perf_counter() - t)
-    t = time.perf_counter()
+    clock.add("pipeline", t)
+    t = Mark()
     voxels, coors, num_points = data.collate([data.voxelize(p, spec["voxel"]) for p, _, _ in samples])
-    clock.add("voxelize", time.perf_counter() - t)
+    clock.add("voxelize", t)
     return voxels, coors, num_points, [b for _, b, _ in samples], [l for _, _, l in samples]
 
 
@@ -112,48 +125,49 @@ def main():
             if use_ddp:
                 dist.barrier()
             clock = StageClock()
-            Anchor3DHead.assign_seconds = 0.0
             pillars = points = 0
-            start = time.perf_counter()
+            start = Mark()
             cpu_start = time.process_time()
         voxels, coors, num_points, boxes, labels = prepare_batch(ds, spec, args.seed, it, rank,
                                                                  world, clock)
         pillars += voxels.shape[0]
         points += int(num_points.sum())
 
-        t = time.perf_counter()
-        Anchor3DHead.assign_seconds = 0.0
+        t = Mark()
+        Anchor3DHead.assign_wall = Anchor3DHead.assign_cpu = 0.0
         losses = model(voxels, num_points, coors, boxes, labels)
         loss = sum(losses.values())
-        clock.add("forward", time.perf_counter() - t)
-        clock.add("assign", Anchor3DHead.assign_seconds)
+        clock.add("forward", t)
+        clock.add("assign", None, Anchor3DHead.assign_wall, Anchor3DHead.assign_cpu)
 
-        t = time.perf_counter()
+        t = Mark()
         loss.backward()
         done = time.perf_counter()
         if use_ddp:
-            clock.add("allreduce_wait", done - last_grad[0])
-        clock.add("backward", done - t)
+            clock.add("allreduce_wait", None, done - last_grad[0])
+        clock.add("backward", t)
 
-        t = time.perf_counter()
+        t = Mark()
         if o["clip_max_norm"] > 0:
             torch.nn.utils.clip_grad_norm_(params, o["clip_max_norm"], 2.0)
         optimizer.step()
         optimizer.zero_grad()
-        clock.add("optimizer", time.perf_counter() - t)
+        clock.add("optimizer", t)
         if not math.isfinite(loss.item()):
             raise SystemExit("loss is not finite")
     if use_ddp:
         dist.barrier()
-    secs = time.perf_counter() - start
+    secs = time.perf_counter() - start.wall
+    thread_cpu = time.thread_time() - start.cpu
     cpu = time.process_time() - cpu_start
     if rank == 0:
         ms = 1e3 / args.iters
         print(f"torch world={world} batch={spec['batch_size']} iters={args.iters}: {secs:.3f} s")
         for stage in ("load", "pipeline", "voxelize", "forward", "assign", "backward",
                       "allreduce_wait", "optimizer"):
-            print(f"STAGE_MS {stage} {clock.seconds.get(stage, 0.0) * ms:.3f}")
-        print(f"STAGE_MS step {secs * ms:.3f}")
+            print(f"STAGE_MS {stage} {clock.wall.get(stage, 0.0) * ms:.3f} "
+                  f"{clock.cpu.get(stage, 0.0) * ms:.3f}")
+        print(f"STAGE_MS step {secs * ms:.3f} {thread_cpu * ms:.3f}")
         print(f"PILLARS_PER_ITER {pillars / args.iters:.1f}")
         print(f"POINTS_PER_ITER {points / args.iters:.1f}")
         print(f"ITERS_PER_S {args.iters / secs:.4f}")
