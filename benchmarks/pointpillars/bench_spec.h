@@ -21,6 +21,9 @@ struct AugmentSpec {
   double flip_ratio = 0.5;
   std::array<double, 2> rot_range{-0.78539816, 0.78539816};
   std::array<double, 2> scale_range{0.95, 1.05};
+  // PointShuffle. Off only for checks that compare voxel contents across implementations
+  // (the two sides' permutations differ; which points a full pillar keeps depends on them).
+  bool point_shuffle = true;
 };
 
 // optim_wrapper: AdamW and gradient clipping.

@@ -15,7 +15,7 @@
 //   optimizer clip_grad_norm_, AdamW step, zero_grad
 //
 //   pointpillars_bench --config CFG --data ROOT [--iters N] [--warmup N] [--batch B]
-//                      [--seed S] [--no-ddp]
+//                      [--seed S] [--no-ddp] [--no-shuffle]
 //   pointpillars_bench --config CFG --dump-spec FILE   (the spec as JSON for the reference)
 //   pointpillars_bench --synth-kitti OUT [--scenes N] [--seed S]   (the data, written once)
 //
@@ -60,6 +60,7 @@ struct Args {
   int iters = 20, warmup = 3, batch = 0;
   std::uint64_t seed = 0;
   bool ddp = true;
+  bool shuffle = true;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -79,7 +80,7 @@ Args parse_args(int argc, char** argv) {
     else if (k == "--dump-spec")
       a.dump_spec = next();
     else if (k == "--iters")
-      a.iters = std::stoi(next());
+      a.iters = std::stoi(next());  // 0: print the checks, train nothing
     else if (k == "--warmup")
       a.warmup = std::stoi(next());
     else if (k == "--batch")
@@ -92,6 +93,8 @@ Args parse_args(int argc, char** argv) {
       a.scenes = std::stoi(next());
     else if (k == "--no-ddp")
       a.ddp = false;
+    else if (k == "--no-shuffle")
+      a.shuffle = false;
     else
       throw std::invalid_argument("unknown argument " + k);
   }
@@ -137,8 +140,10 @@ Batch prepare_batch(const ddp3d::data::KittiDataset& dataset, const ddp3d::bench
     data::rotate_scale_translate(s, d.angle, d.scale, {0, 0, 0});
     data::points_range_filter(s, range);
     data::object_range_filter(s, range);
-    std::mt19937_64 rng(d.shuffle_seed);
-    data::point_shuffle(s, rng);
+    if (spec.augment.point_shuffle) {
+      std::mt19937_64 rng(d.shuffle_seed);
+      data::point_shuffle(s, rng);
+    }
   }
   clock.add("pipeline", t);
 
@@ -184,6 +189,7 @@ int run(const Args& args) {
   bench::BenchSpec spec =
       bench::bench_spec_from_config(ddp3d::config::load(args.config), args.config);
   if (args.batch > 0) spec.batch_size = args.batch;
+  spec.augment.point_shuffle = args.shuffle;
 
   at::set_num_threads(1);
   torch::manual_seed(0);
@@ -221,7 +227,14 @@ int run(const Args& args) {
                 static_cast<long long>(first.voxels.voxels.size(0)),
                 static_cast<long long>(at::cat(first.gt_labels).numel()),
                 static_cast<long long>(count_positives(model, first)));
+    const at::Tensor v = first.voxels.voxels.to(at::kDouble);
+    std::printf(
+        "CHECK_VOXELS iteration 0 rank 0: sum %.6f, sum of squares %.6f, coors sum %lld\n",
+        v.sum().item<double>(), (v * v).sum().item<double>(),
+        static_cast<long long>(first.voxels.coors.to(at::kLong).sum().item<std::int64_t>()));
   }
+
+  if (args.iters == 0) return 0;  // --iters 0: the checks only
 
   std::int64_t pillars = 0, points = 0;
   Mark start;

@@ -4,6 +4,7 @@ reference half of benchmarks/pointpillars/run. Same spec (from `pointpillars_ben
 pointpillars_bench.cpp; torch's DistributedDataParallel over Gloo when started by torchrun.
 
   torch_pointpillars_bench.py --spec SPEC.json --data ROOT [--iters N] [--warmup N] [--no-ddp]
+                                                   [--no-shuffle]
 
 Rank 0 prints `STAGE_MS <stage> <wall ms> <main-thread CPU ms>` per iteration, `ITERS_PER_S <x>` and checks.
 """
@@ -80,11 +81,13 @@ def main():
     p.add_argument("--batch", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-ddp", action="store_true")
+    p.add_argument("--no-shuffle", action="store_true", help="skip PointShuffle (for checks)")
     args = p.parse_args()
     with open(args.spec) as f:
         spec = json.load(f)
     if args.batch > 0:
         spec["batch_size"] = args.batch
+    spec["augment"]["point_shuffle"] = not args.no_shuffle
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -116,8 +119,13 @@ def main():
         first = prepare_batch(ds, spec, args.seed, 0, 0, world, StageClock())
         print(f"CHECK iteration 0 rank 0: pillars {first[0].shape[0]}, gt boxes "
               f"{sum(l.numel() for l in first[4])}, positive anchors {count_positives(net, first)}")
+        v = first[0].double()
+        print(f"CHECK_VOXELS iteration 0 rank 0: sum {float(v.sum()):.6f}, sum of squares "
+              f"{float((v * v).sum()):.6f}, coors sum {int(first[1].sum())}")
         sys.stdout.flush()
 
+    if args.iters == 0:  # the checks only
+        return
     pillars = points = 0
     start = cpu_start = 0.0
     for it in range(args.warmup + args.iters):
