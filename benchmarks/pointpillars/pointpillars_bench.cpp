@@ -15,15 +15,18 @@
 //   optimizer clip_grad_norm_, AdamW step, zero_grad
 //
 //   pointpillars_bench --config CFG --data ROOT [--iters N] [--warmup N] [--batch B]
-//                      [--seed S] [--no-ddp] [--no-shuffle]
+//                      [--seed S] [--no-ddp] [--no-shuffle] [--profile TRACE.json]
 //   pointpillars_bench --config CFG --dump-spec FILE   (the spec as JSON for the reference)
 //   pointpillars_bench --synth-kitti OUT [--scenes N] [--seed S]   (the data, written once)
 //
+// --profile: rank 0 records the timed iterations with LibTorch's (Kineto) profiler and writes a
+// Chrome trace; profile_compare.py puts two traces' per-operator self times side by side.
 // Rank 0 prints `STAGE_MS <stage> <wall ms> <main-thread CPU ms>` per iteration, `ITERS_PER_S <x>`
 // and checks.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
@@ -54,7 +57,7 @@ using ddp3d::bench::Clock;
 using ddp3d::bench::Mark;
 
 struct Args {
-  std::string config, data, dump_spec, synth_out;
+  std::string config, data, dump_spec, synth_out, profile;
   int scenes = 64;
   std::string split = "train";
   int iters = 20, warmup = 3, batch = 0;
@@ -95,6 +98,8 @@ Args parse_args(int argc, char** argv) {
       a.ddp = false;
     else if (k == "--no-shuffle")
       a.shuffle = false;
+    else if (k == "--profile")
+      a.profile = next();
     else
       throw std::invalid_argument("unknown argument " + k);
   }
@@ -245,6 +250,12 @@ int run(const Args& args) {
       clock.reset();
       assign_timer.take();
       pillars = points = 0;
+      if (!args.profile.empty() && rank == 0) {
+        namespace prof = torch::profiler::impl;
+        const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+        torch::autograd::profiler::prepareProfiler(config, {prof::ActivityType::CPU});
+        torch::autograd::profiler::enableProfiler(config, {prof::ActivityType::CPU});
+      }
       start = Mark();
       cpu_start = process_cpu_s();
     }
@@ -284,6 +295,9 @@ int run(const Args& args) {
   if (pg) pg->barrier();
   const bench::Span run_time = bench::since(start);
   const double secs = run_time.wall;
+  if (!args.profile.empty() && rank == 0) {
+    torch::autograd::profiler::disableProfiler()->save(args.profile);
+  }
   const double cpu_s = process_cpu_s() - cpu_start;
   if (rank == 0) {
     const double ms = 1e3 / args.iters;

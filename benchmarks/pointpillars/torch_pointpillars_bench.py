@@ -4,9 +4,10 @@ reference half of benchmarks/pointpillars/run. Same spec (from `pointpillars_ben
 pointpillars_bench.cpp; torch's DistributedDataParallel over Gloo when started by torchrun.
 
   torch_pointpillars_bench.py --spec SPEC.json --data ROOT [--iters N] [--warmup N] [--no-ddp]
-                                                   [--no-shuffle]
+                              [--no-shuffle] [--profile TRACE.json]
 
-Rank 0 prints `STAGE_MS <stage> <wall ms> <main-thread CPU ms>` per iteration, `ITERS_PER_S <x>` and checks.
+Rank 0 prints `STAGE_MS <stage> <wall ms> <main-thread CPU ms>` per iteration,
+`ITERS_PER_S <x>` and checks.
 """
 import argparse
 import json
@@ -82,6 +83,7 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-ddp", action="store_true")
     p.add_argument("--no-shuffle", action="store_true", help="skip PointShuffle (for checks)")
+    p.add_argument("--profile", help="rank 0: Chrome trace of the timed iterations")
     args = p.parse_args()
     with open(args.spec) as f:
         spec = json.load(f)
@@ -134,6 +136,9 @@ def main():
                 dist.barrier()
             clock = StageClock()
             pillars = points = 0
+            if args.profile and rank == 0:
+                profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+                profiler.__enter__()
             start = Mark()
             cpu_start = time.process_time()
         voxels, coors, num_points, boxes, labels = prepare_batch(ds, spec, args.seed, it, rank,
@@ -167,6 +172,9 @@ def main():
         dist.barrier()
     secs = time.perf_counter() - start.wall
     thread_cpu = time.thread_time() - start.cpu
+    if args.profile and rank == 0:
+        profiler.__exit__(None, None, None)
+        profiler.export_chrome_trace(args.profile)
     cpu = time.process_time() - cpu_start
     if rank == 0:
         ms = 1e3 / args.iters
