@@ -56,7 +56,8 @@ def prepare_batch(ds, spec, seed, it, rank, world, clock):
                for j, (p, b, l) in enumerate(frames)]
     clock.add("pipeline", t)
     t = Mark()
-    voxels, coors, num_points = data.collate([data.voxelize(p, spec["voxel"]) for p, _, _ in samples])
+    voxels, coors, num_points = data.collate(
+        [data.voxelize(p, spec["voxel"]) for p, _, _ in samples])
     clock.add("voxelize", t)
     return voxels, coors, num_points, [b for _, b, _ in samples], [l for _, _, l in samples]
 
@@ -111,8 +112,11 @@ def main():
     # When the last gradient was accumulated: backward's compute is done, what follows is the
     # wait for DDP's all-reduces and the write-back of the averaged gradients.
     last_grad = [0.0]
+    def stamp(_):
+        last_grad[0] = time.perf_counter()
+
     for prm in params:
-        prm.register_post_accumulate_grad_hook(lambda _: last_grad.__setitem__(0, time.perf_counter()))
+        prm.register_post_accumulate_grad_hook(stamp)
     ds = data.KittiDataset(args.data, args.split, spec["classes"])
     clock = StageClock()
 
