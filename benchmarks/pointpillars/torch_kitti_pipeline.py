@@ -42,6 +42,7 @@ def draw_augment(seed, iteration, rank, j, a):
         "angle": r[0] + (r[1] - r[0]) * unit(splitmix64(state + 2)),
         "scale": s[0] + (s[1] - s[0]) * unit(splitmix64(state + 3)),
         "shuffle_seed": splitmix64(state + 4),
+        "point_shuffle": a.get("point_shuffle", True),
     }
 
 
@@ -142,8 +143,9 @@ def augment(points, boxes, labels, d, pcr):
     boxes, labels = boxes[keep], labels[keep]
     if boxes.shape[0]:
         boxes[:, 6] = wrap(boxes[:, 6])
-    g = torch.Generator().manual_seed(d["shuffle_seed"])
-    points = points[torch.randperm(points.shape[0], generator=g)]
+    if d["point_shuffle"]:
+        g = torch.Generator().manual_seed(d["shuffle_seed"])
+        points = points[torch.randperm(points.shape[0], generator=g)]
     return points, boxes, labels
 
 
