@@ -85,6 +85,7 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
     for (std::string c; std::getline(ss, c, ',');) classes.push_back(c);
   }
   eval::KittiEvalFrames frames;
+  std::size_t detections = 0;
   for (const engine::Sample& r : results) {
     eval::EvalFrame f;
     f.frame_id = std::stoll(r.meta.at("sample_idx"));
@@ -92,13 +93,18 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
     f.detections =
         detections_to_kitti(r.tensor("bboxes_3d"), r.tensor("scores_3d"), r.tensor("labels_3d"),
                             unpack_calib(r.tensor("calib")), classes, limit_range_);
+    detections += f.detections.size();
     frames.add(std::move(f));
   }
   eval::KittiEvalOptions options;
   options.classes = classes;
   last_ = eval::evaluate_kitti(frames, options);
   log::info("KITTI evaluation of " + std::to_string(frames.size()) + " frames:\n" + last_.table());
-  return last_.metrics();
+  engine::MetricMap metrics = last_.metrics();
+  // Not a KITTI metric: the count of scored detections, so two evaluations of one checkpoint
+  // can be compared even where every AP is still 0.
+  metrics["KITTI/num_detections"] = static_cast<double>(detections);
+  return metrics;
 }
 
 }  // namespace ddp3d::detection

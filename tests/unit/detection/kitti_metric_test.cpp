@@ -102,6 +102,7 @@ TEST(KittiMetric, PerfectPredictionsScoreFullAp) {
   EXPECT_GE(m.at(kBev), 97.5);
   EXPECT_GE(m.at("KITTI/Car_3D_AP40_moderate_strict"), 97.5);
   EXPECT_GE(m.at("KITTI/Car_2D_AP40_moderate_strict"), 97.5);
+  EXPECT_EQ(m.at("KITTI/num_detections"), 80.0);
 }
 
 TEST(KittiMetric, BoxesOneMetreOffMissAtIou07) {
