@@ -5,9 +5,12 @@ contract plus what the operator sets (DDP3D_METRICS_PORT, DDP3D_JOB). While they
 scrapes each rank's port (base + LOCAL_RANK) over HTTP and checks: every documented training
 family is there, labelled with the job and the rank; steps increase between scrapes; the
 counters agree with each other (samples = steps x batch size; one all-reduce per step); and the
-real `promtool check metrics` accepts the text. A port that is already taken stops the rank
-with an error naming it, before any rendezvous.
+real `promtool check metrics` accepts the text. A real Prometheus server scraping both ranks
+answers every query of the chart's training dashboard, and the chart's training alerts stay
+quiet on the healthy run. A port that is already taken stops the rank with an error naming it,
+before any rendezvous.
 """
+import json
 import os
 import re
 import shutil
@@ -16,8 +19,10 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 import urllib.request
 
+CHART = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "charts", "ddp3d")
 BINARY = os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d")
 CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "toy", "toy_regression_2proc.yaml")
 WORLD = 2
@@ -192,6 +197,68 @@ class MetricsScrape(unittest.TestCase):
             self.assertEqual((status, body.strip()), (200, "ready"))
             self.assertIn("metrics: serving http://0.0.0.0:%d/metrics (DDP3D_METRICS_PORT=%d"
                           % (port, base), self.output(rank))
+
+    def test_prometheus_answers_the_dashboard_queries_and_the_alerts_stay_quiet(self):
+        base = free_port_pair()
+        self.procs = start_ranks(["--work-dir", os.path.join(self.tmp, "work")] + LONG_RUN,
+                                 self.tmp, {"DDP3D_METRICS_PORT": str(base), "DDP3D_JOB": JOB})
+        prom_port = free_port()
+        with open(os.path.join(self.tmp, "prometheus.yml"), "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n- job_name: ddp3d-workers\n  static_configs:\n"
+                    "  - targets: ['127.0.0.1:%d', '127.0.0.1:%d']\n" % (base, base + 1))
+        with open(os.path.join(self.tmp, "prometheus.log"), "w") as log:
+            prom = subprocess.Popen(
+                ["prometheus", "--config.file=" + os.path.join(self.tmp, "prometheus.yml"),
+                 "--storage.tsdb.path=" + os.path.join(self.tmp, "tsdb"),
+                 "--web.listen-address=127.0.0.1:%d" % prom_port, "--log.level=warn"],
+                stdout=log, stderr=subprocess.STDOUT)
+        self.procs.append(prom)
+
+        def query(expr):
+            url = "http://127.0.0.1:%d/api/v1/query?%s" % (
+                prom_port, urllib.parse.urlencode({"query": expr}))
+            with urllib.request.urlopen(url, timeout=5) as r:
+                answer = json.load(r)
+            self.assertEqual(answer["status"], "success", answer)
+            return answer["data"]["result"]
+
+        # rate() needs two samples of every series in its window: wait for steps on both ranks
+        # and a few scrapes.
+        deadline = time.time() + 60
+        series = []
+        while time.time() < deadline:
+            try:
+                series = query('ddp3d_train_steps_total{job_name="%s"} and '
+                               'ddp3d_train_loss and rate(ddp3d_train_steps_total[1m]) > 0' % JOB)
+            except (ConnectionError, OSError):
+                series = []
+            if len(series) == WORLD:
+                break
+            time.sleep(0.5)
+        with open(os.path.join(self.tmp, "prometheus.log")) as f:
+            prom_log = f.read()
+        self.assertEqual(sorted(s["metric"]["rank"] for s in series), ["0", "1"], prom_log)
+        time.sleep(2)
+
+        with open(os.path.join(CHART, "dashboards", "training.json")) as f:
+            dashboard = json.load(f)
+        for panel in dashboard["panels"]:
+            for target in panel["targets"]:
+                expr = target["expr"].replace("$job_name", JOB)
+                result = query(expr)
+                self.assertTrue(result, "%r: no data for %s" % (panel["title"], expr))
+                for r in result:
+                    self.assertEqual(r["metric"].get("job_name"), JOB, (panel["title"], r))
+                print("%-32s %s" % (panel["title"], ", ".join(
+                    "%s=%s" % (r["metric"].get("rank", "all"), r["value"][1]) for r in result)))
+        with open(os.path.join(CHART, "templates", "prometheusrule.yaml")) as f:
+            rules = f.read()
+        training = rules[rules.index("name: ddp3d-training"):]
+        exprs = re.findall(r"^\s*expr:\s*(.+)$", training, re.M)
+        self.assertEqual(len(exprs), 2)
+        for expr in exprs:
+            self.assertEqual(query(expr), [], "alert fires on a healthy run: " + expr)
 
     def test_a_taken_port_is_an_error_naming_it(self):
         with socket.socket() as holder:
