@@ -3,7 +3,11 @@
 #include <ATen/ATen.h>
 
 #include <array>
+#include <memory>
 #include <numbers>
+
+#include "common/log.h"
+#include "worker/detection/object_augment.h"
 
 namespace ddp3d::detection {
 namespace {
@@ -32,6 +36,38 @@ void flip_bev_vertical(data::DetectionSample& s) {
   s.gt_boxes = s.gt_boxes.clone();
   s.gt_boxes.select(1, 0).neg_();
   s.gt_boxes.select(1, 6).neg_().add_(std::numbers::pi);
+}
+
+DetectionPipeline::Step object_sample_step(const config::Config& t, const config::Config& dataset,
+                                           std::int64_t use_dim) {
+  const config::Config db = t.node("db_sampler");
+  ObjectSampleOptions o;
+  o.data_root = db.get<std::string>("data_root");
+  o.info_path = db.get<std::string>("info_path");
+  o.filter_by_difficulty = db.get_or<std::vector<int>>("prepare.filter_by_difficulty", {});
+  if (db.has("prepare.filter_by_min_points")) {
+    const config::Config m = db.node("prepare.filter_by_min_points");
+    for (const std::string& k : m.keys()) o.filter_by_min_points[k] = m.get<int>(k);
+  }
+  const config::Config groups = db.node("sample_groups");
+  for (const std::string& k : groups.keys()) o.sample_groups[k] = groups.get<int>(k);
+  if (t.get_or<bool>("use_ground_plane", false)) {
+    log::warning(t.origin("use_ground_plane") + ": " + t.path() +
+                 ".use_ground_plane is ignored (no road planes): pasted objects keep the height "
+                 "they were recorded at");
+  }
+  std::shared_ptr<const ObjectSampler> sampler;
+  try {
+    sampler = std::make_shared<const ObjectSampler>(
+        o, dataset.get<std::vector<std::string>>("metainfo.classes"), use_dim);
+  } catch (const config::ConfigError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw config::ConfigError(
+        db.origin("info_path"), db.path() + ".info_path",
+        std::string(e.what()) + " (write the database with `ddp3d data create-gt-db DATA_ROOT`)");
+  }
+  return [sampler](data::DetectionSample& s, std::mt19937_64& rng) { sampler->apply(s, rng); };
 }
 
 }  // namespace
@@ -89,12 +125,26 @@ DetectionPipeline DetectionPipeline::from_config(const config::Config& dataset) 
       step = [](data::DetectionSample& s, std::mt19937_64&) { data::object_name_filter(s); };
     } else if (type == "PointShuffle") {
       step = [](data::DetectionSample& s, std::mt19937_64& rng) { data::point_shuffle(s, rng); };
-    } else if (type == "ObjectSample" || type == "ObjectNoise") {
-      throw config::ConfigError(
-          t.origin("type"), key,
-          type +
-              " (GT-database sampling / per-object noise) is not implemented in this build; "
-              "remove it from the pipeline");
+    } else if (type == "ObjectSample") {
+      step = object_sample_step(t, dataset, p.use_dim_);
+    } else if (type == "ObjectNoise") {
+      ObjectNoiseOptions o;
+      o.num_try = t.get_or<int>("num_try", o.num_try);
+      const auto std3 = t.get_or<std::vector<double>>("translation_std", {0.25, 0.25, 0.25});
+      if (std3.size() != 3) {
+        throw config::ConfigError(t.origin("translation_std"), t.path() + ".translation_std",
+                                  "expected 3 numbers");
+      }
+      o.translation_std = {std3[0], std3[1], std3[2]};
+      if (t.has("rot_range")) o.rot_range = pair(t, "rot_range");
+      if (t.has("global_rot_range")) {
+        const auto g = pair(t, "global_rot_range");
+        if (g[0] != 0 || g[1] != 0) {
+          throw config::ConfigError(t.origin("global_rot_range"), t.path() + ".global_rot_range",
+                                    "only [0, 0] is supported (use GlobalRotScaleTrans)");
+        }
+      }
+      step = [o](data::DetectionSample& s, std::mt19937_64& rng) { object_noise(s, o, rng); };
     } else {
       throw config::ConfigError(t.origin("type"), key, "unknown transform '" + type + "'");
     }

@@ -19,8 +19,8 @@ class DetectionPipeline {
   using Step = std::function<void(data::DetectionSample&, std::mt19937_64&)>;
 
   DetectionPipeline() = default;
-  // `dataset` is the config view of the dataset (the mapping with `pipeline`). A transform this
-  // build does not implement (ObjectSample, ObjectNoise) throws config::ConfigError naming it.
+  // `dataset` is the config view of the dataset (the mapping with `pipeline`). An unknown
+  // transform, bad options or a missing GT database throw config::ConfigError naming the key.
   static DetectionPipeline from_config(const config::Config& dataset);
 
   // Point features kept from the file (LoadPointsFromFile.use_dim); 4 when not given.

@@ -100,18 +100,18 @@ TEST(DetectionPipeline, VerticalFlipMirrorsXAndYaw) {
   EXPECT_NEAR(s.gt_boxes[0][6].item<double>(), M_PI - 0.3, 1e-6);
 }
 
-TEST(DetectionPipeline, UnsupportedTransformsNameTheirKey) {
+TEST(DetectionPipeline, UnsupportedOptionsNameTheirKey) {
   try {
     DetectionPipeline::from_config(dataset_cfg(R"(
       - {type: LoadPointsFromFile, coord_type: LIDAR, load_dim: 4, use_dim: 4}
-      - {type: ObjectNoise}
+      - {type: ObjectNoise, global_rot_range: [-0.1, 0.1]}
 )"));
-    FAIL() << "ObjectNoise accepted";
+    FAIL() << "ObjectNoise with a global rotation accepted";
   } catch (const config::ConfigError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("train_dataloader.dataset.pipeline.1.type"), std::string::npos) << what;
+    EXPECT_NE(what.find("train_dataloader.dataset.pipeline.1.global_rot_range"), std::string::npos)
+        << what;
     EXPECT_NE(what.find("pipeline.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find("not implemented"), std::string::npos) << what;
   }
   EXPECT_THROW(DetectionPipeline::from_config(dataset_cfg(R"(
       - {type: LoadPointsFromFile, coord_type: LIDAR, load_dim: 4, use_dim: 5}

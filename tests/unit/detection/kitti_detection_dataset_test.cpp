@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "tests/support/subprocess.h"
+#include "worker/data/gt_database.h"
 #include "worker/detection/detection_components.h"
 
 namespace ddp3d::detection {
@@ -101,12 +102,14 @@ TEST(SyntheticKitti, DemoConfigSamplesCarryWhatTheDetectorAndTheMetricRead) {
   EXPECT_EQ(batch.meta.size(), 2u);
 }
 
-TEST(KittiDataset, MissingDataRootNamesTheKeyAndFile) {
+TEST(KittiDataset, MissingDataNamesTheKeyAndFile) {
   Registries r;
   const config::Config cfg =
       config::load(testing::source_path(
                        "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"),
-                   {"train_dataloader.dataset.dataset.data_root=/nonexistent/kitti"});
+                   {"train_dataloader.dataset.dataset.data_root=/nonexistent/kitti",
+                    "train_dataloader.dataset.dataset.pipeline.2.db_sampler.info_path=/nonexistent/"
+                    "kitti/db.tsv"});
   try {
     r.datasets.build(cfg.node("train_dataloader.dataset"));
     FAIL() << "a missing dataset was accepted";
@@ -115,20 +118,38 @@ TEST(KittiDataset, MissingDataRootNamesTheKeyAndFile) {
     EXPECT_NE(what.find("train_dataloader.dataset.dataset"), std::string::npos) << what;
     EXPECT_NE(what.find("/nonexistent/kitti"), std::string::npos) << what;
   }
+  // With no GT sampling in the pipeline, the missing split list is what is reported.
+  const config::Config val =
+      config::load(testing::source_path(
+                       "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"),
+                   {"val_dataloader.dataset.data_root=/nonexistent/kitti"});
+  try {
+    r.datasets.build(val.node("val_dataloader.dataset"));
+    FAIL() << "a missing dataset was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("val_dataloader.dataset"), std::string::npos) << what;
+    EXPECT_NE(what.find("/nonexistent/kitti/ImageSets/val.txt"), std::string::npos) << what;
+  }
 }
 
 // Issue #4: the full-size car config builds mmdet3d's model and trains one iteration on
-// synthetic data, through the same registries `ddp3d train` uses.
+// synthetic data, through the same registries `ddp3d train` uses, GT sampling included.
 TEST(FullSizeCarConfig, TrainsOneIterationOnSyntheticData) {
   TempDir tmp;
   data::SynthKittiOptions o;
   o.scenes = 4;
   o.val_fraction = 0.25;
-  ensure_synthetic_kitti((tmp.path / "kitti").string(), o);
-  const config::Config cfg =
-      config::load(testing::source_path(
-                       "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"),
-                   {"train_dataloader.dataset.dataset.data_root=" + (tmp.path / "kitti").string()});
+  const std::string root = (tmp.path / "kitti").string();
+  ensure_synthetic_kitti(root, o);
+  const auto db = data::create_gt_database(root, "train", {"Car"});
+  ASSERT_GT(db.size(), 5u);
+  const std::string sampler = "train_dataloader.dataset.dataset.pipeline.2.db_sampler.";
+  const config::Config cfg = config::load(
+      testing::source_path(
+          "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"),
+      {"train_dataloader.dataset.dataset.data_root=" + root, sampler + "data_root=" + root,
+       sampler + "info_path=" + root + "/kitti_dbinfos_train.tsv"});
   Registries r;
   at::manual_seed(0);
   const auto model = r.models.build(cfg.node("model"));
