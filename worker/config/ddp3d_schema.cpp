@@ -489,6 +489,10 @@ S env_cfg() {
                                          {"timeout", S::integer().min(1).def(1800).doc(
                                                          "seconds a collective may wait")}})
                                      .def_empty_map()},
+                    {"metrics_port",
+                     S::integer().min(0).max(65535).def_null().doc(
+                         "serve Prometheus /metrics on this port + LOCAL_RANK (0: any free "
+                         "port; null: off); DDP3D_METRICS_PORT overrides it")},
                 })
       .def_empty_map()
       .doc("process-group environment");

@@ -1,5 +1,6 @@
 // The runner in one process: gradient accumulation equals one bigger batch, bf16 autocast on
-// CPU trains, and checkpoints + resume reproduce an uninterrupted run.
+// CPU trains, checkpoints + resume reproduce an uninterrupted run, and the telemetry observer
+// sees every iteration.
 #include "worker/engine/runner.h"
 
 #include <ATen/ATen.h>
@@ -167,6 +168,53 @@ TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
     ++records;
   }
   EXPECT_EQ(records, 8);  // 2 epochs x 8 iterations, every 2nd logged
+}
+
+// Records what the runner reports, as the Prometheus telemetry would receive it.
+class RecordingTelemetry : public TrainTelemetry {
+ public:
+  void on_step(const StepRecord& step) override { steps.push_back(step); }
+  void on_loss(double mean_loss) override { losses.push_back(mean_loss); }
+  std::vector<StepRecord> steps;
+  std::vector<double> losses;
+};
+
+TEST_F(RunnerTest, TelemetrySeesEveryIterationAndTheWindowLoss) {
+  RunnerOptions o = base_options(dir_);
+  o.log_interval = 4;
+  o.train_loader.batch_size = 16;  // 60 samples: 3 full batches + one of 12 per epoch
+  SyntheticRegressionOptions d;
+  d.num_samples = 60;
+  auto data = std::make_shared<SyntheticRegression>(d);
+  RecordingTelemetry telemetry;
+  {
+    TrainLog log(true, dir_ / "run", "x");
+    Runner runner(o, RunContext{}, fresh_model(), data, nullptr, nullptr, log);
+    runner.set_telemetry(&telemetry);
+    runner.train();
+  }
+  ASSERT_EQ(telemetry.steps.size(), 8u);  // 2 epochs x 4 iterations
+  for (std::size_t i = 0; i < telemetry.steps.size(); ++i) {
+    const StepRecord& s = telemetry.steps[i];
+    EXPECT_EQ(s.epoch, i < 4 ? 1 : 2);
+    EXPECT_EQ(s.samples, i % 4 == 3 ? 12 : 16) << i;  // the last batch is short
+    EXPECT_GT(s.step_seconds, 0.0);
+    EXPECT_DOUBLE_EQ(s.lr, 0.05);
+    EXPECT_FALSE(s.allreduce_seconds.has_value());  // one process: nothing to wait for
+  }
+  // One loss per logging window (every 4th iteration = once per epoch), equal to the loss
+  // the log wrote (one process: its own mean is the logged mean).
+  ASSERT_EQ(telemetry.losses.size(), 2u);
+  std::ifstream in(dir_ / "run" / "vis_data" / "scalars.json");
+  std::string line;
+  std::vector<double> logged;
+  while (std::getline(in, line)) {
+    const auto at = line.find("\"loss\": ");
+    if (at != std::string::npos) logged.push_back(std::stod(line.substr(at + 8)));
+  }
+  ASSERT_EQ(logged.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) EXPECT_NEAR(telemetry.losses[k], logged[k], 1e-6 * logged[k]);
+  EXPECT_LT(telemetry.losses[1], telemetry.losses[0]);  // it trains
 }
 
 }  // namespace
