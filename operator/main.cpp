@@ -69,8 +69,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   State state;
   // A dedicated thread turns blocked signals into a stop request.
-  std::jthread signal_thread([&](std::stop_token st) {
-    const timespec tick{0, 200 * 1000 * 1000};
+  std::jthread signal_thread([&](const std::stop_token& st) {
+    const timespec tick{0, 200'000'000};
     while (!st.stop_requested()) {
       const int sig = sigtimedwait(&signals, nullptr, &tick);
       if (sig > 0) {
@@ -181,7 +181,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
     state.ready = true;
     log::info("campaigning for Lease " + le.lease_namespace + "/" + le.lease_name + " as " +
               identity);
-    elector_thread = std::jthread([&](std::stop_token st) {
+    elector_thread = std::jthread([&](const std::stop_token& st) {
       elector->run(st);
       state.update([&] { state.elector_done = true; });
     });

@@ -35,7 +35,7 @@ std::string trim_dashes(std::string s) {
 // label it is used as is (short names stay readable); otherwise the job part is sanitized,
 // cut, and followed by "-<hash of the original job name>".
 std::string shortened(const std::string& job, const std::string& suffix, bool must_start_alpha) {
-  const std::string plain = job + suffix;
+  std::string plain = job + suffix;  // not const: returned by move
   const bool ok = must_start_alpha ? is_dns1035_label(plain) : is_dns1123_label(plain);
   if (ok) return plain;
   const std::string hash = short_hash(job);

@@ -1,5 +1,7 @@
 #include "operator/api/validation.h"
 
+#include <algorithm>
+
 #include "operator/api/env_contract.h"
 
 namespace ddp3d::op::api {
@@ -82,6 +84,13 @@ std::vector<FieldError> validate(const TrainingJob& job) {
   }
   if (s.port < 1 || s.port > 65535) {
     errors.push_back({"spec.port", "must be between 1 and 65535, got " + std::to_string(s.port)});
+  }
+  // The workers' metrics ports live in the same network namespace as the rendezvous port.
+  const int metrics_last = kWorkerMetricsPort + std::max(s.gpus_per_node, 1) - 1;
+  if (s.port >= kWorkerMetricsPort && s.port <= metrics_last) {
+    errors.push_back({"spec.port", std::to_string(s.port) + " is taken by the workers' metrics " +
+                                       "ports " + std::to_string(kWorkerMetricsPort) + "-" +
+                                       std::to_string(metrics_last) + " (DDP3D_METRICS_PORT)"});
   }
   if (s.config.empty()) errors.push_back({"spec.config", "required (path of the training config)"});
   const auto& rp = s.run_policy;

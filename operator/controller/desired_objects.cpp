@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "operator/api/env_contract.h"
 #include "operator/api/names.h"
 
 namespace ddp3d::op::controller {
@@ -41,7 +42,29 @@ value env_var(const std::string& name, const std::string& v) {
   return e;
 }
 
+// Adds `port` unless the container already declares one with its name or number (a template
+// that sets its own wins).
+void add_container_port(value& container, const std::string& name, int number) {
+  value& ports = array_field(container, "ports");
+  for (const auto& p : ports.as_array()) {
+    if ((p.has_field("name") && p.at("name").is_string() && p.at("name").as_string() == name) ||
+        (p.has_field("containerPort") && p.at("containerPort").is_integer() &&
+         p.at("containerPort").as_integer() == number)) {
+      return;
+    }
+  }
+  value p = value::object();
+  p["name"] = value::string(name);
+  p["containerPort"] = value::number(number);
+  p["protocol"] = value::string("TCP");
+  ports[ports.size()] = p;
+}
+
 }  // namespace
+
+std::string metrics_port_name(int local_rank) {
+  return local_rank == 0 ? "metrics" : "metrics-" + std::to_string(local_rank);
+}
 
 std::string master_addr(const api::TrainingJob& job) {
   return api::pod_name(job.meta.name, 0) + "." + api::service_name(job.meta.name) + "." +
@@ -73,6 +96,7 @@ std::vector<std::pair<std::string, std::string>> contract_env(const api::Trainin
       {"PET_MASTER_PORT", port},
       {"DDP3D_JOB", job.meta.name},
       {"DDP3D_ATTEMPT", std::to_string(attempt)},
+      {"DDP3D_METRICS_PORT", std::to_string(api::kWorkerMetricsPort)},
   };
 }
 
@@ -126,6 +150,16 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   labels[api::kLabelNodeRank] = value::string(std::to_string(rank));
   labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
   meta["ownerReferences"] = owner_references(job);
+  // Annotation-based Prometheus discovery (one port per pod: local rank 0's); the chart's
+  // PodMonitor scrapes every local rank's port. A template's own values win (opt-out).
+  value& annotations = object_field(meta, "annotations");
+  const std::pair<const char*, std::string> scrape[] = {
+      {"prometheus.io/scrape", "true"},
+      {"prometheus.io/port", std::to_string(api::kWorkerMetricsPort)},
+      {"prometheus.io/path", "/metrics"}};
+  for (const auto& [k, v] : scrape) {
+    if (!annotations.has_field(k)) annotations[k] = value::string(v);
+  }
   pod["metadata"] = meta;
 
   value spec =
@@ -167,6 +201,8 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   }
   for (const auto& e : s.env) env[n++] = e;
   c["env"] = env;
+  for (int local = 0; local < std::max(s.gpus_per_node, 1); ++local)
+    add_container_port(c, metrics_port_name(local), api::kWorkerMetricsPort + local);
   if (s.gpus_per_node > 0) {
     value& resources = object_field(c, "resources");
     object_field(resources, "limits")["nvidia.com/gpu"] =

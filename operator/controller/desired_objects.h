@@ -15,6 +15,10 @@ namespace ddp3d::op::controller {
 // Name of the container the operator fills in (the template's first container keeps its name).
 inline constexpr const char* kWorkerContainer = "worker";
 
+// Container port name of one local rank's /metrics: "metrics" for local rank 0 (what the
+// prometheus.io/port annotation points at), "metrics-<i>" for the others.
+std::string metrics_port_name(int local_rank);
+
 // DNS name of rank 0's pod under the headless Service: "<pod>.<service>.<namespace>.svc".
 std::string master_addr(const api::TrainingJob& job);
 

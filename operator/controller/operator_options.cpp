@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <map>
@@ -24,14 +25,15 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
 std::vector<std::string> split_commas(const std::string& flag, const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
-  while (start <= text.size()) {
+  for (;;) {
     const size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (part.empty()) throw UsageError(flag + ": empty namespace in \"" + text + "\"");
-    out.push_back(part);
+    out.push_back(text.substr(start, comma == std::string::npos ? comma : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  // "", ",a", "a,,b" and "a," each leave an empty part.
+  if (std::find(out.begin(), out.end(), "") != out.end())
+    throw UsageError(flag + ": empty namespace in \"" + text + "\"");
   return out;
 }
 

@@ -104,12 +104,12 @@ struct Client::Impl {
     auto answer = std::make_shared<std::promise<std::pair<http::status_code, std::string>>>();
     auto arrived = answer->get_future();
     http->request(req, cancel.get_token())
-        .then([](http::http_response resp) {
+        .then([](const http::http_response& resp) {
           const http::status_code code = resp.status_code();
           return resp.extract_utf8string(true).then(
               [code](std::string text) { return std::make_pair(code, std::move(text)); });
         })
-        .then([answer](pplx::task<std::pair<http::status_code, std::string>> t) {
+        .then([answer](const pplx::task<std::pair<http::status_code, std::string>>& t) {
           try {
             answer->set_value(t.get());
           } catch (...) {
@@ -262,7 +262,7 @@ value Client::remove(const Resource& r, const std::string& ns, const std::string
 
 void Client::watch_stream(const Resource& r, const std::string& ns, const WatchOptions& options,
                           const std::function<void(const WatchEvent&)>& on_event,
-                          std::stop_token stop) {
+                          const std::stop_token& stop) {
   web::uri_builder b(resource_path(r, ns));
   b.append_query("watch", "1");
   if (options.allow_bookmarks) b.append_query("allowWatchBookmarks", "true");
@@ -303,7 +303,7 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
   log::debug(what + ": stream open");
   auto body = resp.body().streambuf();
   LineSplitter lines;
-  std::vector<char> buf(64 * 1024);
+  std::vector<char> buf(std::size_t{64} * 1024);
   for (;;) {
     std::size_t n = 0;
     try {

@@ -89,7 +89,8 @@ class Client {
   // ApiErrors for ERROR events / HTTP errors, TransportError when the connection breaks.
   // Watcher (watch.h) adds reconnects and re-lists on top.
   void watch_stream(const Resource& r, const std::string& ns, const WatchOptions& options,
-                    const std::function<void(const WatchEvent&)>& on_event, std::stop_token stop);
+                    const std::function<void(const WatchEvent&)>& on_event,
+                    const std::stop_token& stop);
 
   // Raw request for anything not covered above; `path` includes the query string. Returns the
   // parsed JSON body (null for an empty body).

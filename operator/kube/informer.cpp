@@ -32,9 +32,9 @@ void Informer::start() {
   watcher_ = std::make_unique<Watcher>(
       client_, resource_, ns_, wo, [this](const WatchEvent& ev) { on_event(ev); },
       [this] { return relist(); });
-  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+  thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
   if (options_.resync_period.count() > 0)
-    resync_thread_ = std::jthread([this](std::stop_token stop) { resync_loop(stop); });
+    resync_thread_ = std::jthread([this](const std::stop_token& stop) { resync_loop(stop); });
 }
 
 void Informer::stop() {
@@ -54,7 +54,7 @@ std::string Informer::resource_version() const {
   return watcher_ ? watcher_->resource_version() : std::string();
 }
 
-void Informer::run(std::stop_token stop) {
+void Informer::run(const std::stop_token& stop) {
   watcher_->run(stop);
 }
 
@@ -103,7 +103,7 @@ void Informer::on_event(const WatchEvent& ev) {
   }
 }
 
-void Informer::resync_loop(std::stop_token stop) {
+void Informer::resync_loop(const std::stop_token& stop) {
   while (detail::sleep_for(options_.resync_period, stop)) {
     if (!synced_) continue;
     for (const auto& obj : cache_.list()) dispatch_update(obj, obj);

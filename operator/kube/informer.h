@@ -61,7 +61,7 @@ class Informer {
  private:
   std::string relist();
   void on_event(const WatchEvent& event);
-  void run(std::stop_token stop);
+  void run(const std::stop_token& stop);
 
   Client& client_;
   Resource resource_;
@@ -75,7 +75,7 @@ class Informer {
   void dispatch_add(const web::json::value& obj);
   void dispatch_update(const web::json::value& old_obj, const web::json::value& new_obj);
   void dispatch_delete(const web::json::value& obj);
-  void resync_loop(std::stop_token stop);
+  void resync_loop(const std::stop_token& stop);
 
   std::mutex dispatch_mu_;  // handlers run one at a time (watch and resync threads)
   std::unique_ptr<Watcher> watcher_;

@@ -37,6 +37,14 @@ class Reader {
     }
   }
 
+  YAML::Node inner_map(const YAML::Node& entry, const std::string& section,
+                       const std::string& inner, const std::string& name) const {
+    const YAML::Node body = entry[inner];
+    if (!body || !body.IsMap())
+      fail(section + "[name=" + name + "]." + inner + " is missing or not a map");
+    return body;
+  }
+
   // The entry `name` of the list `section` (clusters/contexts/users): its inner map `inner`.
   YAML::Node named(const YAML::Node& root, const std::string& section, const std::string& inner,
                    const std::string& name, const std::string& referenced_by) const {
@@ -46,11 +54,7 @@ class Reader {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const YAML::Node entry = list[i];
         if (!entry.IsMap() || !entry["name"]) continue;
-        if (entry["name"].as<std::string>() != name) continue;
-        const YAML::Node body = entry[inner];
-        if (!body || !body.IsMap())
-          fail(section + "[name=" + name + "]." + inner + " is missing or not a map");
-        return body;
+        if (entry["name"].as<std::string>() == name) return inner_map(entry, section, inner, name);
       }
     }
     fail(referenced_by + " refers to '" + name + "', which is not in '" + section + "'");

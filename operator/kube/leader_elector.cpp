@@ -110,7 +110,7 @@ void LeaderElector::release() {
   }
 }
 
-void LeaderElector::run(std::stop_token stop) {
+void LeaderElector::run(const std::stop_token& stop) {
   std::mt19937 rng(std::random_device{}());
   // client-go jitters the acquire retry by up to 20% so candidates do not collide forever.
   auto jittered = [&](std::chrono::milliseconds d) {

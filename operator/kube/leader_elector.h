@@ -41,7 +41,7 @@ class LeaderElector {
 
   // Campaigns until elected, then renews until leadership is lost or `stop` is requested.
   // Returns after on_stopped_leading (if it led). Run it again to campaign anew.
-  void run(std::stop_token stop);
+  void run(const std::stop_token& stop);
 
   bool is_leader() const { return leading_.load(); }
   // The holder last observed in the lease ("" if none).

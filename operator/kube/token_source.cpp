@@ -11,9 +11,9 @@ namespace ddp3d::kube {
 namespace {
 std::string trim(std::string s) {
   const char* ws = " \t\r\n";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+  s.erase(s.find_last_not_of(ws) + 1);  // npos + 1 == 0: all blank
+  s.erase(0, s.find_first_not_of(ws));
+  return s;
 }
 }  // namespace
 

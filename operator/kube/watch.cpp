@@ -33,7 +33,7 @@ int Watcher::relists() const {
   return relists_;
 }
 
-void Watcher::run(std::stop_token stop) {
+void Watcher::run(const std::stop_token& stop) {
   Backoff backoff(options_.backoff);
   std::mt19937 rng(std::random_device{}());
   const std::string what = "watch " + resource_path(resource_, ns_);

@@ -32,7 +32,7 @@ class Watcher {
           RelistHandler relist);
 
   // Blocks until `stop` is requested.
-  void run(std::stop_token stop);
+  void run(const std::stop_token& stop);
 
   // The last resourceVersion delivered (event or bookmark).
   std::string resource_version() const;

@@ -300,6 +300,12 @@ std::vector<Field> kitti_fields(bool synthetic) {
     fields.push_back({"num_scenes", S::integer().min(1).required().doc(
                                         "scenes written by `ddp3d data synth-kitti` if absent")});
     fields.push_back({"seed", S::integer().min(0).def(0).doc("generator seed")});
+    fields.push_back({"val_fraction", S::number().min(0).def(0.2).doc(
+                                          "share of the scenes (the last ones) in the val split")});
+    fields.push_back({"max_object_distance",
+                      S::number().min(4, true).def(60.0).doc("labelled objects lie at x <= this")});
+    fields.push_back({"max_object_lateral",
+                      S::number().min(0, true).def(38.0).doc("... and at |y| <= this (metres)")});
   }
   return fields;
 }
@@ -483,6 +489,10 @@ S env_cfg() {
                                          {"timeout", S::integer().min(1).def(1800).doc(
                                                          "seconds a collective may wait")}})
                                      .def_empty_map()},
+                    {"metrics_port",
+                     S::integer().min(0).max(65535).def_null().doc(
+                         "serve Prometheus /metrics on this port + LOCAL_RANK (0: any free "
+                         "port; null: off); DDP3D_METRICS_PORT overrides it")},
                 })
       .def_empty_map()
       .doc("process-group environment");

@@ -3,10 +3,13 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "common/log.h"
 #include "worker/config/config.h"
+#include "worker/dist/dist_env.h"
 #include "worker/dist/process_group.h"
 #include "worker/engine/checkpoint.h"
 #include "worker/engine/checkpoint_file.h"
@@ -14,12 +17,37 @@
 #include "worker/engine/registry.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/session.h"
+#include "worker/engine/worker_metrics.h"
 
 namespace ddp3d::engine {
 namespace {
 
 std::vector<std::string> rest(int argc, char** argv) {
   return std::vector<std::string>(argv + 1, argv + argc);
+}
+
+std::optional<std::string> env_value(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+}
+
+// The rank's /metrics endpoint, or null when neither DDP3D_METRICS_PORT nor
+// env_cfg.metrics_port asks for one.
+std::unique_ptr<WorkerMetrics> start_worker_metrics(const config::Config& cfg,
+                                                    const std::string& launcher) {
+  const dist::DistEnv env =
+      launcher == "pytorch" ? dist::dist_env_from_environment() : dist::DistEnv{};
+  std::optional<std::int64_t> config_port;
+  if (cfg.has("env_cfg.metrics_port")) config_port = cfg.get<std::int64_t>("env_cfg.metrics_port");
+  const MetricsEndpointSettings settings =
+      resolve_metrics_endpoint(env_value("DDP3D_METRICS_PORT"), config_port, env.local_rank,
+                               env.rank, env_value("DDP3D_JOB").value_or(""));
+  if (!settings.enabled) return nullptr;
+  auto metrics = std::make_unique<WorkerMetrics>(settings);
+  ddp3d::log::info("metrics: serving http://" + settings.address + ":" +
+                   std::to_string(metrics->port()) + "/metrics (" + settings.origin + ", rank " +
+                   settings.labels.rank + ", job_name " + settings.labels.job_name + ")");
+  return metrics;
 }
 
 // Runs `body`, mapping failures to exit codes and one clear message.
@@ -55,6 +83,9 @@ int run_train(int argc, char** argv) {
     // An explicit checkpoint that is missing or corrupt fails before the process group too.
     if (!options.resume.empty() && options.resume != "auto") read_checkpoint_file(options.resume);
 
+    // Before the rendezvous: a port that cannot be bound fails this rank at once, not after
+    // the others joined.
+    std::unique_ptr<WorkerMetrics> metrics = start_worker_metrics(cfg, args.launcher);
     std::unique_ptr<Session> session = start_session(cfg, args.launcher, "train");
     options.work_dir = session->work_dir;
     // Same initial weights on every rank (and rank 0's are broadcast anyway).
@@ -74,6 +105,10 @@ int run_train(int argc, char** argv) {
                        std::to_string(params) + " parameters; train dataset " +
                        std::to_string(train_data->size()) + " samples");
     Runner runner(options, session->ctx, model, train_data, val_data, val_evaluator, *session->log);
+    if (metrics) {
+      runner.set_telemetry(&metrics->telemetry());
+      metrics->set_ready(true);
+    }
     runner.train();
     session->log->info("training finished");
     if (session->pg) session->pg->barrier();
@@ -108,6 +143,13 @@ int run_test(int argc, char** argv) {
         (data->size() + session->ctx.world_size - 1) / session->ctx.world_size;
     session->log->metrics("test", 0, (per_rank + loader.batch_size - 1) / loader.batch_size, 0,
                           metrics);
+    if (session->ctx.rank == 0) {
+      const std::filesystem::path out = session->work_dir / "test_metrics.json";
+      write_file_atomically(
+          out, format_test_metrics_json(args.config, args.checkpoint, session->ctx.world_size,
+                                        data->size(), metrics));
+      session->log->info("wrote " + out.string());
+    }
     if (session->pg) session->pg->barrier();
     return 0;
   });

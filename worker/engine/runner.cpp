@@ -346,6 +346,7 @@ void Runner::train_epoch(std::int64_t epoch) {
     set_group_values(*optimizer_, os.type, lr, m);
 
     const bool update = accumulation_->is_update_iter(global_iter_);
+    std::optional<double> allreduce_wait;
     if (ddp_) ddp_->prepare_forward();
     LossMap losses;
     {
@@ -362,7 +363,9 @@ void Runner::train_epoch(std::int64_t epoch) {
     } else if (ddp_) {
       ddp_->prepare_backward({loss});
       loss.backward();
-      ddp_->finalize_backward();  // averaged gradients in place (no-op if backward did it)
+      // Averaged gradients in place (no-op if backward did it); the stats say how long the
+      // step blocked on all-reduces that backward could not hide.
+      allreduce_wait = ddp_->finalize_backward().allreduce_wait_s;
     } else {
       loss.backward();
     }
@@ -393,21 +396,27 @@ void Runner::train_epoch(std::int64_t epoch) {
       for (const auto& entry : losses) {
         if (entry.first != "loss") loss_names.push_back(entry.first);
       }
-      window_sums.assign(loss_names.size(), at::zeros({}, at::kDouble));
+      // One tensor each: assign(n, t) would copy one handle n times, sharing its storage.
+      for (std::size_t k = 0; k < loss_names.size(); ++k)
+        window_sums.push_back(at::zeros({}, at::kDouble));
     }
     const at::Tensor total = total_loss(losses).detach();
     for (std::size_t k = 0; k < loss_names.size(); ++k) {
       const at::Tensor v = k == 0 ? total : losses.at(loss_names[k]).detach();
       window_sums[k] += v.to(at::kCPU, at::kDouble);
     }
-    window_time += seconds_since(t0);
+    const double step_time = seconds_since(t0);
+    window_time += step_time;
     window_data_time += data_time;
     ++window_n;
+    if (telemetry_ != nullptr)
+      telemetry_->on_step({epoch + 1, batch.size, step_time, lr, allreduce_wait});
 
     const bool log_now = (i + 1) % options_.log_interval == 0 || i + 1 == iters_per_epoch_;
     if (log_now) {
       std::vector<double> values;
       for (const at::Tensor& s : window_sums) values.push_back(s.item<double>() / window_n);
+      if (telemetry_ != nullptr) telemetry_->on_loss(values[0]);  // this rank's, not the mean
       values.push_back(window_time / window_n);
       values.push_back(window_data_time / window_n);
       values = allreduce_mean(ctx_.pg, values);  // every rank logs the same numbers

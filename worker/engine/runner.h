@@ -16,6 +16,7 @@
 #include "worker/engine/model.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/train_log.h"
+#include "worker/engine/train_telemetry.h"
 
 namespace ddp3d::dist {
 class ProcessGroup;
@@ -61,6 +62,9 @@ class Runner {
 
   std::int64_t start_epoch() const { return start_epoch_; }
 
+  // Optional observer of every iteration (not owned; must outlive train()).
+  void set_telemetry(TrainTelemetry* telemetry) { telemetry_ = telemetry; }
+
  private:
   void resume();
   void train_epoch(std::int64_t epoch);
@@ -73,6 +77,7 @@ class Runner {
   std::shared_ptr<const Dataset> val_data_;
   std::shared_ptr<Evaluator> val_evaluator_;
   TrainLog& log_;
+  TrainTelemetry* telemetry_ = nullptr;
 
   std::unique_ptr<dist::DistributedDataParallel> ddp_;  // null: one process
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

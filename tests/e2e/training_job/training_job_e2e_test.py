@@ -320,6 +320,9 @@ class TrainingJobEndToEndTest(unittest.TestCase):
             self.assertIn(f"node {rank}/2: world size 2", log)
             self.assertIn(f"rendezvous at {master}:{env_port(self.pod(pod_name))} as rank {rank}/2", log,
                           "each rank joined at rank 0's DNS name")
+            # The operator's DDP3D_METRICS_PORT/DDP3D_JOB reach the worker: it serves /metrics.
+            self.assertIn(f"metrics: serving http://0.0.0.0:9400/metrics (DDP3D_METRICS_PORT=9400, "
+                          f"rank {rank}, job_name {name})", log)
             if rank == 0:
                 losses = self.assert_trained(log, 6)
             pod = self.pod(pod_name)

@@ -239,7 +239,7 @@ class ChartInstallTest(unittest.TestCase):
 
     def test_install_created_the_objects(self):
         self.assertIn("STATUS: deployed", self.install.stdout)
-        self.assertIn("provisional", self.install.stdout)  # NOTES.txt
+        self.assertIn("Worker metrics: every training pod serves /metrics", self.install.stdout)  # NOTES.txt
         crd = self.get_json("get", "crd", "trainingjobs.ddp3d.io")
         established = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
         self.assertEqual(established.get("Established"), "True")

@@ -25,7 +25,7 @@ from harness import (NS, SYSTEM_NS, Cluster, Kubelet, Kube, Operator,  # noqa: E
 
 CONTRACT = ["NNODES", "NODE_RANK", "MASTER_ADDR", "PORT", "GPUS", "MASTER_PORT", "WORLD_SIZE",
             "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
-            "PET_MASTER_PORT", "DDP3D_JOB", "DDP3D_ATTEMPT"]
+            "PET_MASTER_PORT", "DDP3D_JOB", "DDP3D_ATTEMPT", "DDP3D_METRICS_PORT"]
 
 
 class OperatorSuite(unittest.TestCase):
@@ -130,7 +130,10 @@ class ReconcileTest(OperatorSuite):
                 ("PORT", "29500"), ("GPUS", "2"), ("MASTER_PORT", "29500"),
                 ("WORLD_SIZE", "6"), ("PET_NNODES", "3"), ("PET_NODE_RANK", str(rank)),
                 ("PET_NPROC_PER_NODE", "2"), ("PET_MASTER_ADDR", master),
-                ("PET_MASTER_PORT", "29500"), ("DDP3D_JOB", "contract"), ("DDP3D_ATTEMPT", "0")])
+                ("PET_MASTER_PORT", "29500"), ("DDP3D_JOB", "contract"), ("DDP3D_ATTEMPT", "0"),
+                ("DDP3D_METRICS_PORT", "9400")])
+            self.assertEqual([(p["name"], p["containerPort"]) for p in c["ports"]],
+                             [("metrics", 9400), ("metrics-1", 9401)])
         # MASTER_ADDR is rank 0's DNS name under the Service: <hostname>.<subdomain>.<ns>.svc
         p0 = pods[0]["spec"]
         self.assertEqual(master, f"{p0['hostname']}.{p0['subdomain']}.{NS}.svc")

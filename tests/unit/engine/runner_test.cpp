@@ -1,11 +1,14 @@
 // The runner in one process: gradient accumulation equals one bigger batch, bf16 autocast on
-// CPU trains, and checkpoints + resume reproduce an uninterrupted run.
+// CPU trains, checkpoints + resume reproduce an uninterrupted run, and the telemetry observer
+// sees every iteration.
 #include "worker/engine/runner.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/utils.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
@@ -125,6 +128,93 @@ TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
   for (std::size_t i = 0; i < full.size(); ++i) {
     EXPECT_TRUE(at::allclose(full[i], resumed[i], 1e-6, 1e-7)) << "parameter " << i;
   }
+}
+
+// A model with two loss terms of different size, to see each logged under its own name.
+class TwoLossRegressor : public ToyRegressor {
+ public:
+  TwoLossRegressor() : ToyRegressor(8, std::vector<std::int64_t>{16}, 1) {}
+  LossMap forward_train(const Batch& batch) override {
+    const at::Tensor l = ToyRegressor::forward_train(batch).at("loss");
+    return {{"loss_a", l}, {"loss_b", 3 * l + 1}};
+  }
+};
+
+TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
+  RunnerOptions o = base_options(dir_);
+  o.log_interval = 2;
+  SyntheticRegressionOptions d;
+  d.num_samples = 64;
+  auto data = std::make_shared<SyntheticRegression>(d);
+  {
+    TrainLog log(true, dir_ / "run", "x");
+    torch::manual_seed(3);
+    Runner runner(o, RunContext{}, std::make_shared<TwoLossRegressor>(), data, nullptr, nullptr,
+                  log);
+    runner.train();
+  }
+  std::ifstream in(dir_ / "run" / "vis_data" / "scalars.json");
+  std::string line;
+  int records = 0;
+  while (std::getline(in, line)) {
+    auto value = [&](const std::string& key) {
+      const auto at = line.find("\"" + key + "\": ");
+      EXPECT_NE(at, std::string::npos) << key << " missing in " << line;
+      return std::stod(line.substr(at + key.size() + 4));
+    };
+    const double a = value("loss_a"), b = value("loss_b"), total = value("loss");
+    EXPECT_NEAR(b, 3 * a + 1, 1e-6 * b) << line;
+    EXPECT_NEAR(total, a + b, 1e-6 * total) << line;
+    ++records;
+  }
+  EXPECT_EQ(records, 8);  // 2 epochs x 8 iterations, every 2nd logged
+}
+
+// Records what the runner reports, as the Prometheus telemetry would receive it.
+class RecordingTelemetry : public TrainTelemetry {
+ public:
+  void on_step(const StepRecord& step) override { steps.push_back(step); }
+  void on_loss(double mean_loss) override { losses.push_back(mean_loss); }
+  std::vector<StepRecord> steps;
+  std::vector<double> losses;
+};
+
+TEST_F(RunnerTest, TelemetrySeesEveryIterationAndTheWindowLoss) {
+  RunnerOptions o = base_options(dir_);
+  o.log_interval = 4;
+  o.train_loader.batch_size = 16;  // 60 samples: 3 full batches + one of 12 per epoch
+  SyntheticRegressionOptions d;
+  d.num_samples = 60;
+  auto data = std::make_shared<SyntheticRegression>(d);
+  RecordingTelemetry telemetry;
+  {
+    TrainLog log(true, dir_ / "run", "x");
+    Runner runner(o, RunContext{}, fresh_model(), data, nullptr, nullptr, log);
+    runner.set_telemetry(&telemetry);
+    runner.train();
+  }
+  ASSERT_EQ(telemetry.steps.size(), 8u);  // 2 epochs x 4 iterations
+  for (std::size_t i = 0; i < telemetry.steps.size(); ++i) {
+    const StepRecord& s = telemetry.steps[i];
+    EXPECT_EQ(s.epoch, i < 4 ? 1 : 2);
+    EXPECT_EQ(s.samples, i % 4 == 3 ? 12 : 16) << i;  // the last batch is short
+    EXPECT_GT(s.step_seconds, 0.0);
+    EXPECT_DOUBLE_EQ(s.lr, 0.05);
+    EXPECT_FALSE(s.allreduce_seconds.has_value());  // one process: nothing to wait for
+  }
+  // One loss per logging window (every 4th iteration = once per epoch), equal to the loss
+  // the log wrote (one process: its own mean is the logged mean).
+  ASSERT_EQ(telemetry.losses.size(), 2u);
+  std::ifstream in(dir_ / "run" / "vis_data" / "scalars.json");
+  std::string line;
+  std::vector<double> logged;
+  while (std::getline(in, line)) {
+    const auto at = line.find("\"loss\": ");
+    if (at != std::string::npos) logged.push_back(std::stod(line.substr(at + 8)));
+  }
+  ASSERT_EQ(logged.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) EXPECT_NEAR(telemetry.losses[k], logged[k], 1e-6 * logged[k]);
+  EXPECT_LT(telemetry.losses[1], telemetry.losses[0]);  // it trains
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ TEST(EnvContract, ExactlyTheDesignVariables) {
       {"PET_MASTER_PORT", "29500"},
       {"DDP3D_JOB", "pp"},
       {"DDP3D_ATTEMPT", "3"},
+      {"DDP3D_METRICS_PORT", "9400"},
   };
   EXPECT_EQ(env_of(pod), want);
 }
@@ -134,12 +135,53 @@ TEST(DesiredPod, MergesTheUserTemplate) {
   EXPECT_EQ(c.at("resources").at("limits").at("memory").as_string(), "64Gi");
   EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "4");
   const auto env = env_of(pod);
-  ASSERT_EQ(env.size(), 16u);
+  ASSERT_EQ(env.size(), 17u);
   EXPECT_EQ(env[0].first, "NNODES");
-  EXPECT_EQ(env[14], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
-  EXPECT_EQ(env[15], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
+  EXPECT_EQ(env[15], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
+  EXPECT_EQ(env[16], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
   EXPECT_EQ(spec.at("containers").at(1).at("name").as_string(), "sidecar");
   EXPECT_FALSE(spec.at("containers").at(1).has_field("env"));
+}
+
+std::vector<std::pair<std::string, int>> ports_of(const value& container) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& p : container.at("ports").as_array())
+    out.emplace_back(p.at("name").as_string(), p.at("containerPort").as_integer());
+  return out;
+}
+
+TEST(DesiredPod, EveryLocalRankHasANamedMetricsPortAndThePodIsAnnotated) {
+  const value pod = desired_pod(job("pp", 2, 4), 1, 0);
+  const auto& c = pod.at("spec").at("containers").at(0);
+  EXPECT_EQ(ports_of(c),
+            (std::vector<std::pair<std::string, int>>{
+                {"metrics", 9400}, {"metrics-1", 9401}, {"metrics-2", 9402}, {"metrics-3", 9403}}));
+  for (const auto& p : c.at("ports").as_array()) EXPECT_EQ(p.at("protocol").as_string(), "TCP");
+  const auto& a = pod.at("metadata").at("annotations");
+  EXPECT_EQ(a.at("prometheus.io/scrape").as_string(), "true");
+  EXPECT_EQ(a.at("prometheus.io/port").as_string(), "9400");
+  EXPECT_EQ(a.at("prometheus.io/path").as_string(), "/metrics");
+  // A CPU job runs one process per pod: one port.
+  const value cpu = desired_pod(job("pp", 2, 0), 0, 0);
+  EXPECT_EQ(ports_of(cpu.at("spec").at("containers").at(0)),
+            (std::vector<std::pair<std::string, int>>{{"metrics", 9400}}));
+}
+
+TEST(DesiredPod, TemplatePortsAndScrapeAnnotationsWin) {
+  value v = job_json("pp", 1, 2);
+  v["spec"]["template"] = value::parse(R"({
+    "metadata": {"annotations": {"prometheus.io/scrape": "false"}},
+    "spec": {"containers": [{"name": "w", "ports": [
+      {"name": "debug", "containerPort": 6006},
+      {"name": "metrics", "containerPort": 9400, "hostPort": 9400}]}]}})");
+  const value pod = desired_pod(api::parse_training_job(v).job, 0, 0);
+  const auto& c = pod.at("spec").at("containers").at(0);
+  EXPECT_EQ(ports_of(c), (std::vector<std::pair<std::string, int>>{
+                             {"debug", 6006}, {"metrics", 9400}, {"metrics-1", 9401}}));
+  EXPECT_EQ(c.at("ports").at(1).at("hostPort").as_integer(), 9400);
+  const auto& a = pod.at("metadata").at("annotations");
+  EXPECT_EQ(a.at("prometheus.io/scrape").as_string(), "false");
+  EXPECT_EQ(a.at("prometheus.io/port").as_string(), "9400");
 }
 
 TEST(DesiredPod, TemplateCommandIsKept) {

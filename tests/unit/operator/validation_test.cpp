@@ -52,6 +52,9 @@ TEST(Validation, TableOfInvalidJobsNamesTheField) {
       {"negative gpus", "spec.gpusPerNode", "-1", "spec.gpusPerNode", "got -1"},
       {"port zero", "spec.port", "0", "spec.port", "between 1 and 65535"},
       {"port too big", "spec.port", "70000", "spec.port", "got 70000"},
+      // job_json has 8 GPUs per node: local ranks serve metrics on 9400..9407.
+      {"port on a metrics port", "spec.port", "9407", "spec.port",
+       "9407 is taken by the workers' metrics ports 9400-9407 (DDP3D_METRICS_PORT)"},
       {"missing config", "spec.config", "\"\"", "spec.config", "required"},
       {"unknown restartPolicy", "spec.runPolicy.restartPolicy", "\"Always\"",
        "spec.runPolicy.restartPolicy", "unsupported value \"Always\""},

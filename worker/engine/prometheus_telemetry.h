@@ -1,0 +1,45 @@
+// TrainTelemetry as Prometheus metrics: the worker's training families (docs/metrics.md,
+// "Worker metrics"), every series labelled job_name and rank so that one Prometheus can hold
+// many jobs and every rank of each.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/metrics/registry.h"
+#include "worker/engine/train_telemetry.h"
+
+namespace ddp3d::engine {
+
+struct TelemetryLabels {
+  std::string job_name = "local";  // DDP3D_JOB, or "local" outside the operator
+  std::string rank = "0";          // the global RANK
+};
+
+// Bucket upper bounds (seconds) of ddp3d_step_seconds: 5 ms doubling to ~164 s.
+std::vector<double> step_seconds_buckets();
+// Bucket upper bounds (seconds) of ddp3d_allreduce_seconds: 0.1 ms doubling to ~3.3 s.
+std::vector<double> allreduce_seconds_buckets();
+
+class PrometheusTrainTelemetry final : public TrainTelemetry {
+ public:
+  // Registers the families in `registry` (which must outlive this) and creates this rank's
+  // series, so every family but the loss (see on_loss) is present from the first scrape.
+  PrometheusTrainTelemetry(metrics::Registry& registry, const TelemetryLabels& labels);
+
+  void on_step(const StepRecord& step) override;
+  void on_loss(double mean_loss) override;
+
+ private:
+  metrics::Counter& steps_;
+  metrics::Counter& samples_;
+  metrics::GaugeFamily& loss_family_;
+  std::vector<std::string> label_values_;
+  metrics::Gauge* loss_ = nullptr;  // set by the first on_loss (runner thread only)
+  metrics::Gauge& epoch_;
+  metrics::Gauge& lr_;
+  metrics::Histogram& step_seconds_;
+  metrics::Histogram& allreduce_seconds_;
+};
+
+}  // namespace ddp3d::engine
