@@ -17,7 +17,7 @@
 #   - yaml-cpp and GoogleTest: the Debian packages in .gpu-carry/debs, unpacked under /tmp,
 #     else the system's. The operator (cpprestsdk) is not built: -DDDP3D_BUILD_OPERATOR=OFF.
 # Environment: OUT (logs; default work_dirs/gpu-check), DDP3D_BUILD_DIR (default build-gpu),
-# DDP3D_JOBS, DDP3D_GPU_TRAIN_SECONDS (time limit of the training run, default 180),
+# DDP3D_JOBS, DDP3D_GPU_TRAIN_SECONDS (time limit of the training run, default 120),
 # DDP3D_GPU_TRAIN_CONFIG, DDP3D_GPU_TRAIN_OPTIONS (its --cfg-options).
 # Exit status: non-zero when the build of the tests or any gpu test failed; the training run is
 # reported in $OUT/summary.txt without failing the check (it depends on the detector's wiring).
@@ -116,17 +116,10 @@ else
   grep -E "error|Error" "$OUT/build.log" | head -20 >&2
   status=1
 fi
-if cmake --build "$BUILD_DIR" -j "$JOBS" --target ddp3d >>"$OUT/build.log" 2>&1; then
-  say "built ddp3d after $(elapsed)"
-  have_binary=1
-else
-  say "FAIL building ddp3d (see build.log) after $(elapsed)"
-  have_binary=0
-  status=1
-fi
 
-# --- 3. The gpu tests. --------------------------------------------------------------------
-if ((status == 0)) || [[ -x "$BUILD_DIR/tests/unit/data/data_cuda_tests" ]]; then
+# --- 3. The gpu tests, before building the binary, so that their results come back first. --
+if ((status == 0)) || [[ -x "$BUILD_DIR/tests/unit/data/data_cuda_tests" ]] ||
+  [[ -x "$BUILD_DIR/tests/unit/ops/ddp3d_ops_cuda_tests" ]]; then
   if ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure --timeout 300 \
     --output-junit "$OUT/gpu-tests.xml" >"$OUT/gpu-tests.log" 2>&1; then
     say "PASS gpu tests: $(grep -E 'tests passed' "$OUT/gpu-tests.log")"
@@ -136,7 +129,17 @@ if ((status == 0)) || [[ -x "$BUILD_DIR/tests/unit/data/data_cuda_tests" ]]; the
   fi
 fi
 
-# --- 4. A short single-GPU training run (GPUS=1: NCCL, the rank on cuda:0). ----------------
+# --- 4. The worker binary. --------------------------------------------------------------------
+if cmake --build "$BUILD_DIR" -j "$JOBS" --target ddp3d >>"$OUT/build.log" 2>&1; then
+  say "built ddp3d after $(elapsed)"
+  have_binary=1
+else
+  say "FAIL building ddp3d (see build.log) after $(elapsed)"
+  have_binary=0
+  status=1
+fi
+
+# --- 5. A short single-GPU training run (GPUS=1: NCCL, the rank on cuda:0). ----------------
 if ((have_binary)); then
   config="${DDP3D_GPU_TRAIN_CONFIG:-configs/pointpillars/pointpillars_demo_synthetic_car.yaml}"
   work="/tmp/ddp3d-gpu-train"
@@ -145,7 +148,7 @@ if ((have_binary)); then
   t0=$(date +%s)
   # shellcheck disable=SC2086  # the options are one word each
   (cd "$ROOT" && PORT="${PORT:-29533}" DDP3D_BUILD_DIR="$BUILD_DIR" \
-    timeout "${DDP3D_GPU_TRAIN_SECONDS:-180}" bash tools/dist_train.sh "$config" 1 \
+    timeout "${DDP3D_GPU_TRAIN_SECONDS:-120}" bash tools/dist_train.sh "$config" 1 \
     --work-dir "$work" --cfg-options $options) >"$OUT/train.log" 2>&1
   rc=$?
   secs=$(($(date +%s) - t0))
@@ -166,7 +169,7 @@ EOF
   if ((rc == 0)); then
     say "PASS training run ($config, 1 GPU) in ${secs} s"
   elif ((rc == 124)); then
-    say "training run stopped at its ${DDP3D_GPU_TRAIN_SECONDS:-180} s limit (timing above)"
+    say "training run stopped at its ${DDP3D_GPU_TRAIN_SECONDS:-120} s limit (timing above)"
   else
     say "training run FAILED with $rc in ${secs} s: $(grep -m1 -iE 'error|unknown|not registered' "$OUT/train.log")"
   fi
