@@ -2,9 +2,12 @@
 
 #include <chrono>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
+#include "worker/data/gt_database.h"
 #include "worker/data/synthetic_kitti.h"
 
 namespace ddp3d::cli {
@@ -13,11 +16,51 @@ namespace {
 constexpr const char* kUsage =
     "usage: ddp3d data synth-kitti OUT [--scenes N] [--seed S] [--val-fraction F]\n"
     "                               [--azimuth-step DEG] [--beams N]\n"
-    "  writes OUT/training/{velodyne,label_2,calib} and OUT/ImageSets/{train,val,trainval}.txt\n";
+    "  writes OUT/training/{velodyne,label_2,calib} and OUT/ImageSets/{train,val,trainval}.txt\n"
+    "usage: ddp3d data create-gt-db DATA_ROOT [--split train] [--classes Car,Pedestrian,Cyclist]\n"
+    "  writes DATA_ROOT/kitti_gt_database/*.bin and DATA_ROOT/kitti_dbinfos_<split>.tsv, the\n"
+    "  objects ObjectSample pastes\n";
+
+int run_create_gt_db(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string root = argv[2];
+  std::string split = "train";
+  std::vector<std::string> classes{"Car", "Pedestrian", "Cyclist"};
+  for (int i = 3; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::cerr << "ddp3d data: " << a << " needs a value\n" << kUsage;
+      return 2;
+    }
+    if (a == "--split") {
+      split = argv[i + 1];
+    } else if (a == "--classes") {
+      classes.clear();
+      std::stringstream list(argv[i + 1]);
+      for (std::string c; std::getline(list, c, ',');) classes.push_back(c);
+    } else {
+      std::cerr << "ddp3d data: unknown flag " << a << "\n" << kUsage;
+      return 2;
+    }
+  }
+  try {
+    const auto entries = data::create_gt_database(root, split, classes);
+    log::info("create-gt-db: wrote " + std::to_string(entries.size()) + " objects to " + root +
+              "/kitti_gt_database and the index " + root + "/kitti_dbinfos_" + split + ".tsv");
+    return 0;
+  } catch (const std::exception& e) {
+    log::error(std::string("create-gt-db: ") + e.what());
+    return 1;
+  }
+}
 
 }  // namespace
 
 int run_data(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "create-gt-db") return run_create_gt_db(argc, argv);
   if (argc < 3 || std::string(argv[1]) != "synth-kitti") {
     std::cerr << kUsage;
     return 2;

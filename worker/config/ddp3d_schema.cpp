@@ -300,6 +300,12 @@ std::vector<Field> kitti_fields(bool synthetic) {
     fields.push_back({"num_scenes", S::integer().min(1).required().doc(
                                         "scenes written by `ddp3d data synth-kitti` if absent")});
     fields.push_back({"seed", S::integer().min(0).def(0).doc("generator seed")});
+    fields.push_back({"val_fraction", S::number().min(0).def(0.2).doc(
+                                          "share of the scenes (the last ones) in the val split")});
+    fields.push_back({"max_object_distance",
+                      S::number().min(4, true).def(60.0).doc("labelled objects lie at x <= this")});
+    fields.push_back({"max_object_lateral",
+                      S::number().min(0, true).def(38.0).doc("... and at |y| <= this (metres)")});
   }
   return fields;
 }

@@ -117,7 +117,8 @@ SyntheticScene generate_scene(const SceneOptions& opt, std::uint64_t seed) {
       const double h = std::max(normal(kind.h, kind.sh), 0.5);
       const double x = uniform(4.0, opt.max_object_distance);
       const double half_fov = (opt.azimuth_half_fov_deg - 3.0) * kDeg;
-      const double y = uniform(-1.0, 1.0) * std::min(x * std::tan(half_fov), 38.0);
+      const double y =
+          uniform(-1.0, 1.0) * std::min(x * std::tan(half_fov), opt.max_object_lateral);
       const double r = 0.5 * std::hypot(l, w);
       if (!free_at(x, y, r)) continue;
       // Cars mostly follow the road (along x, either way); people and bikes go anywhere.

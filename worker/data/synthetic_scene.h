@@ -25,7 +25,8 @@ struct SceneOptions {
   double dropout = 0.03;          // share of returns lost
   int min_points_per_object = 5;  // fewer hits: not labelled (not visible)
   int max_cars = 12, max_pedestrians = 4, max_cyclists = 2;
-  double max_object_distance = 60.0;
+  double max_object_distance = 60.0;  // labelled objects' centres: x in [4, this]
+  double max_object_lateral = 38.0;   // ... and |y| up to this (and inside the field of view)
 };
 
 struct SceneObject {

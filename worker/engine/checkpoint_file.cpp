@@ -54,7 +54,15 @@ void fsync_dir(const fs::path& dir) {
   if (rc != 0) throw std::runtime_error("fsync of " + dir.string() + ": " + errno_text());
 }
 
-void write_atomically(const fs::path& path, const std::string& bytes) {
+struct Entry {
+  fs::path path;
+  int kind;  // 0 epoch, 1 iter
+  long long number;
+};
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, const std::string& bytes) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   const fs::path tmp =
       dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
@@ -77,14 +85,6 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
   }
   fsync_dir(dir);
 }
-
-struct Entry {
-  fs::path path;
-  int kind;  // 0 epoch, 1 iter
-  long long number;
-};
-
-}  // namespace
 
 std::uint32_t crc32(const void* data, std::size_t size) {
   // Reflected CRC-32 (polynomial 0xEDB88320), the one zlib and zip use.
@@ -109,7 +109,7 @@ void write_checkpoint_file(const fs::path& path, const std::string& payload) {
   put_le(bytes, payload.size(), 8);
   bytes += payload;
   put_le(bytes, crc32(payload.data(), payload.size()), 4);
-  write_atomically(path, bytes);
+  write_file_atomically(path, bytes);
 }
 
 std::string read_checkpoint_file(const fs::path& path) {
@@ -165,7 +165,7 @@ std::vector<fs::path> remove_old_checkpoints(const fs::path& dir, int keep) {
 }
 
 void write_last_checkpoint(const fs::path& dir, const fs::path& checkpoint) {
-  write_atomically(dir / "last_checkpoint", checkpoint.string());
+  write_file_atomically(dir / "last_checkpoint", checkpoint.string());
 }
 
 }  // namespace ddp3d::engine

@@ -28,6 +28,9 @@ std::uint32_t crc32(const void* data, std::size_t size);
 // naming the path on I/O failure.
 void write_checkpoint_file(const std::filesystem::path& path, const std::string& payload);
 
+// The same for any file: temp file in the same directory, fsync, rename, fsync the directory.
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
+
 // Reads and verifies the container; throws CorruptCheckpoint naming the file and what is wrong
 // (missing, bad magic, truncated, CRC mismatch).
 std::string read_checkpoint_file(const std::filesystem::path& path);

@@ -108,6 +108,13 @@ int run_test(int argc, char** argv) {
         (data->size() + session->ctx.world_size - 1) / session->ctx.world_size;
     session->log->metrics("test", 0, (per_rank + loader.batch_size - 1) / loader.batch_size, 0,
                           metrics);
+    if (session->ctx.rank == 0) {
+      const std::filesystem::path out = session->work_dir / "test_metrics.json";
+      write_file_atomically(
+          out, format_test_metrics_json(args.config, args.checkpoint, session->ctx.world_size,
+                                        data->size(), metrics));
+      session->log->info("wrote " + out.string());
+    }
     if (session->pg) session->pg->barrier();
     return 0;
   });

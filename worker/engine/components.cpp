@@ -1,6 +1,7 @@
 // The registries and the one place that lists every component library's registration function.
 #include <mutex>
 
+#include "worker/detection/detection_components.h"
 #include "worker/engine/registry.h"
 #include "worker/engine/toy/toy_components.h"
 
@@ -25,7 +26,8 @@ void register_builtin_components() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_toy_components();
-    // Component libraries add their line here, e.g. ddp3d::models::register_models();
+    detection::register_detection_components(model_registry(), dataset_registry(),
+                                             evaluator_registry());
   });
 }
 

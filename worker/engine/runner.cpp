@@ -393,7 +393,9 @@ void Runner::train_epoch(std::int64_t epoch) {
       for (const auto& entry : losses) {
         if (entry.first != "loss") loss_names.push_back(entry.first);
       }
-      window_sums.assign(loss_names.size(), at::zeros({}, at::kDouble));
+      // One tensor each: assign(n, t) would copy one handle n times, sharing its storage.
+      for (std::size_t k = 0; k < loss_names.size(); ++k)
+        window_sums.push_back(at::zeros({}, at::kDouble));
     }
     const at::Tensor total = total_loss(losses).detach();
     for (std::size_t k = 0; k < loss_names.size(); ++k) {

@@ -110,6 +110,23 @@ std::string format_metrics_json(std::int64_t epoch, std::int64_t global_iter,
   return out.str();
 }
 
+std::string format_test_metrics_json(const std::string& config, const std::string& checkpoint,
+                                     int world_size, std::int64_t samples,
+                                     const std::map<std::string, double>& metrics) {
+  std::ostringstream out;
+  out << "{\"config\": " << json_key(config) << ", \"checkpoint\": " << json_key(checkpoint)
+      << ", \"world_size\": " << world_size << ", \"samples\": " << samples << ", \"metrics\": {";
+  const char* sep = "";
+  for (const auto& [name, value] : metrics) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.17g", value);
+    out << sep << json_key(name) << ": " << (std::isfinite(value) ? buf : "null");
+    sep = ", ";
+  }
+  out << "}}\n";
+  return out.str();
+}
+
 TrainLog::TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp)
     : enabled_(enabled) {
   if (!enabled_) return;

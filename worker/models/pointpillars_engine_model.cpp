@@ -6,8 +6,13 @@
 
 namespace ddp3d::models {
 
-PointPillarsModel::PointPillarsModel(PointPillarsOptions options)
-    : detector_(VoxelNet(std::move(options))) {
+PointPillarsModel::PointPillarsModel(PointPillarsOptions options,
+                                     data::VoxelizationOptions voxel_layer,
+                                     std::int64_t max_voxels_train, std::int64_t max_voxels_test)
+    : detector_(VoxelNet(std::move(options))),
+      voxel_layer_(voxel_layer),
+      max_voxels_train_(max_voxels_train),
+      max_voxels_test_(max_voxels_test) {
   // The detector's parts become this module's direct children, so parameter and state_dict
   // names are mmdet3d's (voxel_encoder.pfn_layers.0.linear.weight, backbone.blocks.0.0.weight,
   // bbox_head.conv_cls.bias, ...) and train()/eval()/to() reach every part.
@@ -38,14 +43,30 @@ BatchedPillars batch_pillars(const engine::Batch& batch) {
   return {at::cat(voxels), at::cat(num_points), at::cat(indexed)};
 }
 
+BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
+                              const data::VoxelizationOptions& options) {
+  std::vector<data::Voxels> per_sample;
+  per_sample.reserve(points.size());
+  for (const at::Tensor& p : points) per_sample.push_back(data::voxelize(p, options));
+  const data::Voxels v = data::collate_voxels(per_sample);
+  return {v.voxels, v.num_points, v.coors.to(at::kLong)};
+}
+
+BatchedPillars PointPillarsModel::pillars(const engine::Batch& batch) const {
+  if (batch.lists.count("voxels") != 0) return batch_pillars(batch);
+  data::VoxelizationOptions o = voxel_layer_;
+  o.max_voxels = static_cast<int>(is_training() ? max_voxels_train_ : max_voxels_test_);
+  return voxelize_batch(batch.list("points"), o);
+}
+
 engine::LossMap PointPillarsModel::forward_train(const engine::Batch& batch) {
-  const BatchedPillars p = batch_pillars(batch);
+  const BatchedPillars p = pillars(batch);
   return detector_->forward_train(p.voxels, p.num_points, p.coors, batch.list("gt_bboxes_3d"),
                                   batch.list("gt_labels_3d"));
 }
 
 std::vector<engine::Sample> PointPillarsModel::predict(const engine::Batch& batch) {
-  const BatchedPillars p = batch_pillars(batch);
+  const BatchedPillars p = pillars(batch);
   const std::vector<Detections> dets =
       detector_->predict(p.voxels, p.num_points, p.coors, batch.size);
   std::vector<engine::Sample> out(dets.size());
@@ -60,7 +81,20 @@ std::vector<engine::Sample> PointPillarsModel::predict(const engine::Batch& batc
 
 void register_models(engine::Registry<engine::Model>& registry) {
   registry.add("PointPillars", [](const config::Config& model) {
-    return std::make_shared<PointPillarsModel>(pointpillars_options_from_config(model));
+    const config::Config vl = model.node("data_preprocessor.voxel_layer");
+    data::VoxelizationOptions o;
+    const auto range = vl.get<std::vector<double>>("point_cloud_range");
+    const auto size = vl.get<std::vector<double>>("voxel_size");
+    const auto max_voxels = vl.get_or<std::vector<std::int64_t>>("max_voxels", {16000, 40000});
+    if (range.size() != 6 || size.size() != 3 || max_voxels.size() != 2) {
+      throw config::ConfigError(vl.origin(), vl.path(),
+                                "point_cloud_range needs 6 numbers, voxel_size 3, max_voxels 2");
+    }
+    std::copy(range.begin(), range.end(), o.point_cloud_range.begin());
+    std::copy(size.begin(), size.end(), o.voxel_size.begin());
+    o.max_points_per_voxel = vl.get_or<int>("max_num_points", 32);
+    return std::make_shared<PointPillarsModel>(pointpillars_options_from_config(model), o,
+                                               max_voxels[0], max_voxels[1]);
   });
 }
 

@@ -2,30 +2,20 @@
 // its registration under the config type name "PointPillars". The detector itself
 // (detectors/voxelnet.h) does not depend on the engine; this thin adapter does.
 //
-// Batch fields (per-sample lists, as the data pipeline's voxelizer produces them):
-//   voxels [M_i, P, 4], num_points [M_i], coors [M_i, 3] = (z, y, x)      (inputs)
+// Batch fields (per-sample lists):
+//   points [N_i, C]                                                        (inputs), voxelized
+//     here with model.data_preprocessor.voxel_layer, as mmdet3d's Det3DDataPreprocessor does;
+//   or voxels [M_i, P, C], num_points [M_i], coors [M_i, 3] = (z, y, x)   (already voxelized)
 //   gt_bboxes_3d [G_i, 7] LiDAR boxes, gt_labels_3d [G_i] int64            (training)
 // predict() returns per sample: bboxes_3d [K, 7], scores_3d [K], labels_3d [K].
 #pragma once
 
+#include "worker/data/voxelization.h"
 #include "worker/engine/model.h"
 #include "worker/engine/registry.h"
 #include "worker/models/detectors/voxelnet.h"
 
 namespace ddp3d::models {
-
-class PointPillarsModel : public engine::Model {
- public:
-  explicit PointPillarsModel(PointPillarsOptions options);
-
-  engine::LossMap forward_train(const engine::Batch& batch) override;
-  std::vector<engine::Sample> predict(const engine::Batch& batch) override;
-
-  VoxelNet detector() const { return detector_; }
-
- private:
-  VoxelNet detector_{nullptr};
-};
 
 // Pillars of a batch concatenated into the detector's layout: coors gain the batch index.
 struct BatchedPillars {
@@ -33,7 +23,32 @@ struct BatchedPillars {
   at::Tensor num_points;  // [Σ M_i]
   at::Tensor coors;       // [Σ M_i, 4] = (batch, z, y, x)
 };
+
+class PointPillarsModel : public engine::Model {
+ public:
+  // voxel_layer: max_voxels is max_voxels_train / max_voxels_test by mode.
+  PointPillarsModel(PointPillarsOptions options, data::VoxelizationOptions voxel_layer,
+                    std::int64_t max_voxels_train, std::int64_t max_voxels_test);
+
+  engine::LossMap forward_train(const engine::Batch& batch) override;
+  std::vector<engine::Sample> predict(const engine::Batch& batch) override;
+
+  VoxelNet detector() const { return detector_; }
+
+ private:
+  // The batch's pillars: voxelized here from `points`, or as the batch carries them.
+  BatchedPillars pillars(const engine::Batch& batch) const;
+
+  VoxelNet detector_{nullptr};
+  data::VoxelizationOptions voxel_layer_;
+  std::int64_t max_voxels_train_;
+  std::int64_t max_voxels_test_;
+};
+
 BatchedPillars batch_pillars(const engine::Batch& batch);
+// The same from per-sample point clouds, voxelized with `options` (each sample on its device).
+BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
+                              const data::VoxelizationOptions& options);
 
 // Adds "PointPillars" (built with pointpillars_options_from_config) to `registry`. The engine's
 // register_builtin_components() calls it with its model registry.

@@ -7,6 +7,8 @@
 #include <torch/utils.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
 
@@ -125,6 +127,46 @@ TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
   for (std::size_t i = 0; i < full.size(); ++i) {
     EXPECT_TRUE(at::allclose(full[i], resumed[i], 1e-6, 1e-7)) << "parameter " << i;
   }
+}
+
+// A model with two loss terms of different size, to see each logged under its own name.
+class TwoLossRegressor : public ToyRegressor {
+ public:
+  TwoLossRegressor() : ToyRegressor(8, std::vector<std::int64_t>{16}, 1) {}
+  LossMap forward_train(const Batch& batch) override {
+    const at::Tensor l = ToyRegressor::forward_train(batch).at("loss");
+    return {{"loss_a", l}, {"loss_b", 3 * l + 1}};
+  }
+};
+
+TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
+  RunnerOptions o = base_options(dir_);
+  o.log_interval = 2;
+  SyntheticRegressionOptions d;
+  d.num_samples = 64;
+  auto data = std::make_shared<SyntheticRegression>(d);
+  {
+    TrainLog log(true, dir_ / "run", "x");
+    torch::manual_seed(3);
+    Runner runner(o, RunContext{}, std::make_shared<TwoLossRegressor>(), data, nullptr, nullptr,
+                  log);
+    runner.train();
+  }
+  std::ifstream in(dir_ / "run" / "vis_data" / "scalars.json");
+  std::string line;
+  int records = 0;
+  while (std::getline(in, line)) {
+    auto value = [&](const std::string& key) {
+      const auto at = line.find("\"" + key + "\": ");
+      EXPECT_NE(at, std::string::npos) << key << " missing in " << line;
+      return std::stod(line.substr(at + key.size() + 4));
+    };
+    const double a = value("loss_a"), b = value("loss_b"), total = value("loss");
+    EXPECT_NEAR(b, 3 * a + 1, 1e-6 * b) << line;
+    EXPECT_NEAR(total, a + b, 1e-6 * total) << line;
+    ++records;
+  }
+  EXPECT_EQ(records, 8);  // 2 epochs x 8 iterations, every 2nd logged
 }
 
 }  // namespace

@@ -122,7 +122,10 @@ TEST(PointPillarsEngineModel, TrainsAndPredictsThroughEngineBatches) {
   const PointPillarsOptions options = pointpillars_options_from_config(cfg);
   EXPECT_EQ(options.voxel_encoder.feat_channels, (std::vector<int64_t>{32}));
   EXPECT_EQ(options.middle_encoder.output_shape, (std::array<int64_t, 2>{128, 128}));
-  PointPillarsModel model(options);
+  engine::Registry<engine::Model> registry("model");
+  register_models(registry);
+  const std::shared_ptr<engine::Model> built = registry.build(cfg);
+  engine::Model& model = *built;
   const engine::Batch batch = demo_batch(options);
 
   const BatchedPillars p = batch_pillars(batch);
@@ -155,6 +158,46 @@ TEST(PointPillarsEngineModel, TrainsAndPredictsThroughEngineBatches) {
   engine::Batch broken = batch;
   broken.lists["coors"][0] = at::zeros({300, 4}, at::kInt);
   EXPECT_THROW(model.forward_train(broken), c10::Error);
+}
+
+// Batches of raw points are voxelized with model.data_preprocessor.voxel_layer (mmdet3d's
+// Det3DDataPreprocessor), max_voxels by mode: the demo config keeps 6000 / 8000 pillars.
+TEST(PointPillarsEngineModel, VoxelizesPointBatchesWithTheConfiguredLayer) {
+  const config::Config cfg =
+      config::load(source_dir() / "configs/pointpillars/pointpillars_demo_synthetic_car.yaml")
+          .node("model");
+  engine::Registry<engine::Model> registry("model");
+  register_models(registry);
+  const std::shared_ptr<engine::Model> model = registry.build(cfg);
+  at::manual_seed(3);
+  // 20000 points spread over the 128 x 128 grid: more occupied cells than 6000.
+  const at::Tensor xyz =
+      at::rand({20000, 3}) * at::tensor({40.9f, 40.9f, 3.9f}) + at::tensor({0.0f, -20.45f, -2.95f});
+  const at::Tensor points = at::cat({xyz, at::rand({20000, 1})}, 1);
+  const BatchedPillars direct = voxelize_batch({points}, [] {
+    data::VoxelizationOptions o;
+    o.point_cloud_range = {0, -20.48, -3, 40.96, 20.48, 1};
+    o.voxel_size = {0.32, 0.32, 4};
+    o.max_points_per_voxel = 16;
+    o.max_voxels = 6000;
+    return o;
+  }());
+  EXPECT_EQ(direct.voxels.size(0), 6000);
+  EXPECT_EQ(direct.voxels.size(1), 16);
+  EXPECT_EQ(direct.coors.size(1), 4);
+
+  engine::Batch batch;
+  batch.size = 1;
+  batch.lists["points"] = {points};
+  batch.lists["gt_bboxes_3d"] = {
+      at::tensor({10.0f, -3.0f, -1.6f, 3.9f, 1.6f, 1.56f, 0.4f}).view({1, 7})};
+  batch.lists["gt_labels_3d"] = {at::zeros({1}, at::kLong)};
+  batch.meta = {{{"sample_idx", "0"}}};
+  model->train();
+  const engine::LossMap losses = model->forward_train(batch);
+  EXPECT_TRUE(std::isfinite(engine::total_loss(losses).item<double>()));
+  model->eval();
+  EXPECT_EQ(model->predict(batch).size(), 1u);
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+"""The demo PointPillars config, shortened, trained by `tools/dist_train.sh CONFIG 2` on a small
+synthetic dataset; then `tools/dist_test.sh CONFIG CKPT 2` on the last checkpoint must reproduce
+the validation metrics training logged for it, and write them to its work dir.
+"""
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import unittest
+
+SOURCE = os.environ["DDP3D_SOURCE_DIR"]
+BINARY = os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d")
+CONFIG = os.path.join(SOURCE, "configs", "pointpillars", "pointpillars_demo_synthetic_car.yaml")
+EPOCHS = 2
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(script, args, log_path):
+    env = dict(os.environ, DDP3D_BIN=BINARY, PORT=str(free_port()))
+    with open(log_path, "w") as out:
+        code = subprocess.call(["bash", os.path.join(SOURCE, "tools", script)] + args, env=env,
+                               stdout=out, stderr=subprocess.STDOUT, timeout=500)
+    with open(log_path) as f:
+        return code, f.read()
+
+
+class PointPillarsDist(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ddp3d_detection_dist_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_train_then_dist_test_reproduces_the_metrics(self):
+        data = os.path.join(self.tmp, "synth")
+        # score_thr 0: a barely trained model's scores are low, and the comparison below needs
+        # detections to compare.
+        data_options = ["model.test_cfg.score_thr=0.0"]
+        for loader in ("train_dataloader", "val_dataloader", "test_dataloader"):
+            data_options += ["%s.dataset.data_root=%s" % (loader, data),
+                             "%s.dataset.num_scenes=24" % loader]
+        train_dir = os.path.join(self.tmp, "train")
+        code, out = run("dist_train.sh", [CONFIG, "2", "--cfg-options",
+                                          "work_dir=" + train_dir,
+                                          "train_cfg.max_epochs=%d" % EPOCHS,
+                                          "train_cfg.val_interval=%d" % EPOCHS,
+                                          "default_hooks.checkpoint.interval=%d" % EPOCHS,
+                                          "train_dataloader.batch_size=2"] + data_options,
+                        os.path.join(self.tmp, "train.txt"))
+        self.assertEqual(code, 0, out[-3000:])
+        self.assertIn("world size 2", out)
+        self.assertIn("model PointPillars", out)
+
+        # Training's validation record for the last epoch.
+        [run_dir] = [d for d in glob.glob(os.path.join(train_dir, "2*")) if os.path.isdir(d)]
+        with open(os.path.join(run_dir, "vis_data", "scalars.json")) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        losses = [r["loss"] for r in records if "loss" in r]
+        self.assertLess(losses[-1], losses[0], "the loss did not fall: %s" % losses)
+        val = [r for r in records if "KITTI/num_detections" in r]
+        self.assertEqual(len(val), 1, records)
+        self.assertEqual(val[0]["epoch"], EPOCHS)
+
+        checkpoint = os.path.join(train_dir, "epoch_%d.pth" % EPOCHS)
+        self.assertTrue(os.path.exists(checkpoint), os.listdir(train_dir))
+        test_dir = os.path.join(self.tmp, "test")
+        code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
+                                         "--cfg-options"] + data_options,
+                        os.path.join(self.tmp, "test.txt"))
+        self.assertEqual(code, 0, out[-3000:])
+        self.assertIn("Car AP40@0.70, 0.70, 0.70", out)  # rank 0 printed the KITTI table
+        with open(os.path.join(test_dir, "test_metrics.json")) as f:
+            tested = json.load(f)
+        self.assertEqual(tested["world_size"], 2)
+        self.assertEqual(tested["samples"], 4)  # the val split: int(24 scenes x 0.2)
+        self.assertEqual(os.path.realpath(tested["checkpoint"]), os.path.realpath(checkpoint))
+        metrics = tested["metrics"]
+        self.assertGreater(metrics["KITTI/num_detections"], 0)
+        self.assertIn("KITTI/Car_BEV_AP40_moderate_strict", metrics)
+        # The training log keeps 10 significant digits.
+        for name, value in val[0].items():
+            if name.startswith("KITTI/"):
+                self.assertAlmostEqual(metrics[name], value, delta=1e-8 * max(1.0, abs(value)),
+                                       msg=name)
+
+
+if __name__ == "__main__":
+    unittest.main()
