@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "  test        evaluate a checkpoint (ddp3d test CONFIG CHECKPOINT ...)\n"
     "  launch      start one process per local rank (torch.distributed.launch)\n"
     "  check-dist  join the process group and verify an all-reduce\n"
-    "  data        dataset tools: synth-kitti (synthetic KITTI-layout data)\n";
+    "  data        dataset tools: synth-kitti (synthetic KITTI-layout data), create-gt-db\n";
 
 // Training allocates and frees the same large activations every iteration. glibc serves blocks
 // above its mmap threshold (at most 32 MiB) with fresh mmaps and trims freed heap back to the

@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
         Inconsistent{"schedule_end_before_begin",
                      {"param_scheduler.1.end=4"},
                      "--cfg-options param_scheduler.1.end=4: param_scheduler.1.end: must be "
-                     "greater than begin (8), got 4"},
+                     "greater than begin (12), got 4"},
         Inconsistent{"iteration_loop_without_max_iters",
                      {"train_cfg.by_epoch=false"},
                      "train_cfg.max_iters: missing required key (by_epoch is false)"}),
