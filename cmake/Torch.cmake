@@ -31,8 +31,39 @@ add_library(ddp3d_torch INTERFACE)
 add_library(ddp3d::torch ALIAS ddp3d_torch)
 
 if(DDP3D_WITH_CUDA)
+  # The toolkit root: tools/cuda_toolkit.sh assembles one from PyPI wheels and prints it.
+  # TorchConfig uses both FindCUDA (CUDA_TOOLKIT_ROOT_DIR) and FindCUDAToolkit
+  # (CUDAToolkit_ROOT), and enables the CUDA language itself, so everything is set first.
+  set(DDP3D_CUDA_ROOT "$ENV{CUDAToolkit_ROOT}" CACHE PATH
+      "CUDA toolkit root (bin/nvcc, include/, lib/); tools/cuda_toolkit.sh prints one")
+  if(DDP3D_CUDA_ROOT)
+    if(NOT EXISTS "${DDP3D_CUDA_ROOT}/bin/nvcc")
+      message(FATAL_ERROR "DDP3D_CUDA_ROOT=${DDP3D_CUDA_ROOT} has no bin/nvcc: "
+                          "run tools/cuda_toolkit.sh and pass the folder it prints")
+    endif()
+    set(CUDAToolkit_ROOT "${DDP3D_CUDA_ROOT}")
+    set(CUDA_TOOLKIT_ROOT_DIR "${DDP3D_CUDA_ROOT}" CACHE PATH "")
+    set(CMAKE_CUDA_COMPILER "${DDP3D_CUDA_ROOT}/bin/nvcc" CACHE FILEPATH "")
+  endif()
+  # CUDA 13 supports sm_75 and newer; the default targets the H100/H200 (sm_90).
+  set(DDP3D_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures for ddp3d's kernels")
+  set(CMAKE_CUDA_ARCHITECTURES ${DDP3D_CUDA_ARCHITECTURES})
+  if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+    # TorchConfig otherwise probes for a GPU to pick its FindCUDA flags; give it the same list.
+    string(REGEX REPLACE "([0-9])([0-9])[a-z]*" "\\1.\\2" TORCH_CUDA_ARCH_LIST
+           "${DDP3D_CUDA_ARCHITECTURES}")
+  endif()
   list(APPEND CMAKE_PREFIX_PATH "${DDP3D_TORCH_DIR}/share/cmake")
   find_package(Torch REQUIRED)
+  # TorchConfig sets CMAKE_CUDA_ARCHITECTURES to OFF (it drives FindCUDA's flags instead); our
+  # kernels are built by CMake's CUDA language, so restore them.
+  set(CMAKE_CUDA_ARCHITECTURES ${DDP3D_CUDA_ARCHITECTURES})
+  # LibTorch 2.x needs C++20 (the torch target carries cxx_std_20, which also applies to CUDA
+  # TUs); CMake 3.25 does not know nvcc's flag for it although nvcc >= 12 has one.
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
   target_link_libraries(ddp3d_torch INTERFACE ${TORCH_LIBRARIES})
   target_compile_definitions(ddp3d_torch INTERFACE DDP3D_WITH_CUDA=1 USE_C10D_NCCL)
 else()

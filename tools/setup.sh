@@ -4,6 +4,8 @@
 #
 #   bash tools/setup.sh            # packages + LibTorch venv + configure + build
 #   DDP3D_BUILD_DIR=build-x bash tools/setup.sh
+#   DDP3D_WITH_CUDA=1 DDP3D_BUILD_DIR=build-cuda bash tools/setup.sh   # + CUDA/NCCL (compiles
+#                                                  # without a GPU; tools/cuda_toolkit.sh)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,11 +48,17 @@ if [[ ! -f "$VENV/.ddp3d-ready" ]]; then
   touch "$VENV/.ddp3d-ready"
 fi
 
-# 3. Configure (once) and build.
+# 3. Optional (DDP3D_WITH_CUDA=1): the CUDA/NCCL build, with a toolkit assembled from PyPI.
+cuda_args=()
+if [[ "${DDP3D_WITH_CUDA:-0}" == 1 ]]; then
+  cuda_args=(-DDDP3D_WITH_CUDA=ON -DDDP3D_CUDA_ROOT="$(bash "$ROOT/tools/cuda_toolkit.sh")")
+fi
+
+# 4. Configure (once) and build.
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   say "configuring $BUILD_DIR"
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DDDP3D_PYTHON="$VENV/bin/python" ${DDP3D_CMAKE_ARGS:-} >/dev/null
+    -DDDP3D_PYTHON="$VENV/bin/python" "${cuda_args[@]}" ${DDP3D_CMAKE_ARGS:-} >/dev/null
 fi
 say "building in $BUILD_DIR (ccache: $CCACHE_DIR)"
 cmake --build "$BUILD_DIR" -j "${DDP3D_JOBS:-$(nproc)}"

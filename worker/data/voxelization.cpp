@@ -5,6 +5,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "worker/data/voxel_cell.h"
+#ifdef DDP3D_WITH_CUDA
+#include "worker/data/cuda/voxelization_cuda.h"
+#endif
+
 namespace ddp3d::data {
 
 std::array<std::int64_t, 3> VoxelizationOptions::grid_size() const {
@@ -21,6 +26,14 @@ Voxels voxelize(const at::Tensor& points_in, const VoxelizationOptions& o) {
     throw std::invalid_argument("voxelize: points must be [N, C] with C >= 3");
   }
   const at::Tensor points = points_in.to(at::kFloat).contiguous();
+  if (points.is_cuda()) {
+#ifdef DDP3D_WITH_CUDA
+    return cuda::voxelize_cuda(points, o);
+#else
+    throw std::invalid_argument(
+        "voxelize: points are on a CUDA device but ddp3d was built without DDP3D_WITH_CUDA");
+#endif
+  }
   const auto grid = o.grid_size();
   const std::int64_t n = points.size(0), c = points.size(1);
   const int max_points = o.max_points_per_voxel;
@@ -40,9 +53,8 @@ Voxels voxelize(const at::Tensor& points_in, const VoxelizationOptions& o) {
     std::int64_t cell[3];
     bool inside = true;
     for (int a = 0; a < 3 && inside; ++a) {
-      cell[a] =
-          static_cast<std::int64_t>(std::floor((pt[a] - o.point_cloud_range[a]) / o.voxel_size[a]));
-      inside = cell[a] >= 0 && cell[a] < grid[a];
+      cell[a] = voxel_cell_index(pt[a], o.point_cloud_range[a], o.voxel_size[a], grid[a]);
+      inside = cell[a] >= 0;
     }
     if (!inside) continue;
     const std::int64_t key = (cell[2] * grid[1] + cell[1]) * grid[0] + cell[0];
@@ -69,8 +81,8 @@ Voxels collate_voxels(const std::vector<Voxels>& samples) {
     const auto& s = samples[b];
     voxels.push_back(s.voxels);
     nums.push_back(s.num_points);
-    coors.push_back(
-        at::cat({at::full({s.coors.size(0), 1}, static_cast<int>(b), at::kInt), s.coors}, 1));
+    coors.push_back(at::cat(
+        {at::full({s.coors.size(0), 1}, static_cast<int>(b), s.coors.options()), s.coors}, 1));
   }
   return {at::cat(voxels), at::cat(coors), at::cat(nums)};
 }

@@ -7,7 +7,12 @@
 #include <ctime>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <thread>
+
+#ifdef DDP3D_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 #include "common/log.h"
 #include "worker/dist/process_group.h"
@@ -64,6 +69,19 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     opts.backend = backend == "auto" ? (cuda ? dist::BackendKind::kNccl : dist::BackendKind::kGloo)
                                      : dist::parse_backend(backend);
     opts.timeout = std::chrono::seconds(cfg.get_or<std::int64_t>("env_cfg.dist_cfg.timeout", 1800));
+#ifdef DDP3D_WITH_CUDA
+    if (cuda) {
+      // torch.cuda.set_device(LOCAL_RANK): NCCL and every index-less kCUDA tensor (barrier,
+      // collectives) use the current device, which must be this rank's own.
+      const int devices = static_cast<int>(c10::cuda::device_count());
+      if (env.local_rank >= devices) {
+        throw std::runtime_error("LOCAL_RANK " + std::to_string(env.local_rank) + " but only " +
+                                 std::to_string(devices) +
+                                 " CUDA devices are visible (GPUS is more than this node has?)");
+      }
+      c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
+    }
+#endif
     s->pg = dist::init_process_group(env, opts);
     s->backend = dist::backend_name(opts.backend);
 #ifdef DDP3D_WITH_CUDA

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace ddp3d::data {
 namespace {
 
@@ -43,6 +45,22 @@ TEST(Voxelization, OrderCapsAndDroppedPoints) {
   EXPECT_FLOAT_EQ(v.voxels[0][1][3].item<float>(), 12.f);
   EXPECT_FLOAT_EQ(v.voxels[1][1].abs().sum().item<float>(), 0.f);  // zero padding
   EXPECT_FLOAT_EQ(v.voxels[2][0][3].item<float>(), 14.f);
+}
+
+TEST(Voxelization, RangeEdgesAndNonFiniteCoordinates) {
+  // The range is [0, 4) per axis: 0 is inside, 4 and anything non-finite outside.
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const at::Tensor points = at::tensor({0.f,    0.f, 0.f, 1.f, 4.f,   1.f, 1.f,  2.f,  //
+                                        nan,    1.f, 1.f, 3.f, 1.f,   inf, 1.f,  4.f,  //
+                                        -1e30f, 1.f, 1.f, 5.f, 1e30f, 1.f, -inf, 6.f,  //
+                                        3.999f, 1.f, 1.f, 7.f})
+                                .view({7, 4});
+  const Voxels v = voxelize(points, small());
+  ASSERT_EQ(v.voxels.size(0), 2);
+  EXPECT_TRUE(at::equal(v.coors, at::tensor({0, 0, 0, 0, 1, 3}, at::kInt).view({2, 3})));
+  EXPECT_TRUE(at::equal(v.num_points, at::tensor({1, 1}, at::kInt)));
+  EXPECT_FLOAT_EQ(v.voxels[1][0][3].item<float>(), 7.f);
 }
 
 TEST(Voxelization, CollatePrefixesTheBatchIndex) {
