@@ -86,6 +86,7 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
   }
   eval::KittiEvalFrames frames;
   std::size_t detections = 0;
+  double score_sum = 0;
   for (const engine::Sample& r : results) {
     eval::EvalFrame f;
     f.frame_id = std::stoll(r.meta.at("sample_idx"));
@@ -94,6 +95,7 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
         detections_to_kitti(r.tensor("bboxes_3d"), r.tensor("scores_3d"), r.tensor("labels_3d"),
                             unpack_calib(r.tensor("calib")), classes, limit_range_);
     detections += f.detections.size();
+    for (const eval::EvalObject& d : f.detections) score_sum += d.score;
     frames.add(std::move(f));
   }
   eval::KittiEvalOptions options;
@@ -101,9 +103,10 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
   last_ = eval::evaluate_kitti(frames, options);
   log::info("KITTI evaluation of " + std::to_string(frames.size()) + " frames:\n" + last_.table());
   engine::MetricMap metrics = last_.metrics();
-  // Not a KITTI metric: the count of scored detections, so two evaluations of one checkpoint
-  // can be compared even where every AP is still 0.
+  // Not KITTI metrics: the count and mean confidence of the scored detections, so two
+  // evaluations of one checkpoint can be compared even where every AP is still 0.
   metrics["KITTI/num_detections"] = static_cast<double>(detections);
+  metrics["KITTI/mean_score"] = detections > 0 ? score_sum / static_cast<double>(detections) : 0.0;
   return metrics;
 }
 

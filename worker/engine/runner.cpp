@@ -295,6 +295,10 @@ void Runner::train() {
     if ((every > 0 && done % every == 0) || last) save_checkpoint(done);
     if (val_data_ && val_evaluator_ && options_.val_loader && done >= options_.val_begin &&
         (done % options_.val_interval == 0 || last)) {
+      // Every rank evaluates rank 0's buffers (BatchNorm statistics), the ones the checkpoint
+      // holds, as PyTorch's DDP forward does in eval mode: otherwise each rank's shard is
+      // scored with its own statistics and `ddp3d test` on the checkpoint gives other numbers.
+      if (ddp_) ddp_->prepare_forward();
       const MetricMap metrics =
           evaluate(*model_, *val_data_, *options_.val_loader, *val_evaluator_, ctx_);
       const std::int64_t val_iters =

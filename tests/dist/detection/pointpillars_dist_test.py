@@ -84,6 +84,7 @@ class PointPillarsDist(unittest.TestCase):
         self.assertEqual(os.path.realpath(tested["checkpoint"]), os.path.realpath(checkpoint))
         metrics = tested["metrics"]
         self.assertGreater(metrics["KITTI/num_detections"], 0)
+        self.assertGreater(metrics["KITTI/mean_score"], 0)
         self.assertIn("KITTI/Car_BEV_AP40_moderate_strict", metrics)
         # The training log keeps 10 significant digits.
         for name, value in val[0].items():

@@ -103,6 +103,7 @@ TEST(KittiMetric, PerfectPredictionsScoreFullAp) {
   EXPECT_GE(m.at("KITTI/Car_3D_AP40_moderate_strict"), 97.5);
   EXPECT_GE(m.at("KITTI/Car_2D_AP40_moderate_strict"), 97.5);
   EXPECT_EQ(m.at("KITTI/num_detections"), 80.0);
+  EXPECT_NEAR(m.at("KITTI/mean_score"), 0.85, 1e-6);  // scores 0.9 and 0.8 per frame
 }
 
 TEST(KittiMetric, BoxesOneMetreOffMissAtIou07) {
