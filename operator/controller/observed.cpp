@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "operator/api/names.h"
+#include "operator/api/timestamps.h"
 
 namespace ddp3d::op::controller {
 
@@ -59,6 +60,7 @@ ObservedPod observe_pod(const value& pod) {
     // A non-zero code explains the failure better than a sibling container's clean exit.
     if (!o.exit_code || (*o.exit_code == 0 && c != 0)) {
       o.exit_code = c;
+      o.finished_at = api::parse_rfc3339(string_field(*terminated, "finishedAt"));
       if (o.reason.empty() || c != 0) {
         const std::string r = string_field(*terminated, "reason");
         if (!r.empty()) o.reason = r;

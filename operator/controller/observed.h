@@ -4,6 +4,7 @@
 
 #include <cpprest/json.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -17,7 +18,8 @@ struct ObservedPod {
   std::string phase;             // status.phase: Pending | Running | Succeeded | Failed | Unknown
   std::optional<int> exit_code;  // of the first terminated container (non-zero preferred)
   std::string reason;            // pod reason (Evicted, ...) or the container's (OOMKilled, Error)
-  bool deleting = false;         // deletionTimestamp set
+  std::optional<int64_t> finished_at;  // that container's finishedAt (Unix seconds), if given
+  bool deleting = false;               // deletionTimestamp set
 };
 
 struct ObservedService {

@@ -341,6 +341,21 @@ class Reconciler {
       fail("NodeFailed", describe_failure(*first) + "; restartPolicy is Never", false);
       return true;
     }
+    if (permanent && permanent->finished_at) {
+      // A peer still running may yet report a retryable code (the one that was killed):
+      // wait for it, up to the grace period counted from the permanent pod's exit.
+      bool group_settled = true;
+      for (const auto& [rank, p] : current_)
+        group_settled = group_settled && (p->phase == "Failed" || p->phase == "Succeeded");
+      const int64_t waited = now_ - *permanent->finished_at;
+      if (!group_settled && waited < kExitCodeVerdictGraceSeconds) {
+        const int64_t left = kExitCodeVerdictGraceSeconds - waited;
+        if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
+          r_.requeue_after_seconds = left;
+        }
+        return true;  // no verdict yet; the status stays as it is
+      }
+    }
     if (permanent) {
       fail("PermanentExitCode",
            describe_failure(*permanent) +

@@ -25,6 +25,11 @@ struct ReconcileResult {
   std::optional<int64_t> requeue_after_seconds;
 };
 
+// Under restartPolicy ExitCode, how long a permanent exit code (1-127) waits for the other
+// pods of its group to settle before it fails the job: when one rank is killed (137), its
+// peers exit 1 from the broken collective, and their status may reach the operator first.
+inline constexpr int64_t kExitCodeVerdictGraceSeconds = 10;
+
 // parse_errors: type errors from api::parse_training_job; they fail the job like validation
 // errors do.
 ReconcileResult reconcile(const api::TrainingJob& job,

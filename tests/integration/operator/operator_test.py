@@ -197,20 +197,39 @@ class ReconcileTest(OperatorSuite):
         pods = pods_of(self.kube, job)
         self.assertEqual([p["metadata"]["labels"]["ddp3d.io/attempt"] for p in pods], ["1", "1"])
 
-    def test_permanent_exit_code_fails_at_once(self):
+    def test_permanent_exit_code_fails_after_the_grace_period(self):
         self.apply(training_job("permanent", nnodes=2, restartPolicy="ExitCode"))
         pods = self.wait_pods("permanent", 2, 0)
         for p in pods:
             self.kubelet.set_running(p)
         self.wait_phase("permanent", "Running")
         self.kubelet.set_terminated(pods[1], 3)
+        # Rank 0 still runs: the verdict waits (10 s) for a retryable code from it, then comes
+        # without any further event.
+        start = time.time()
         job = self.wait_phase("permanent", "Failed")
+        self.assertGreaterEqual(time.time() - start, 5)
         self.assertEqual(job["status"]["restarts"], 0)
         self.assertEqual(self.condition(job, "Failed")["reason"], "PermanentExitCode")
         # cleanPodPolicy Running (default): the still-running rank 0 is deleted, the failed
         # rank 1 is kept for its logs.
         wait_for(lambda: [p["metadata"]["name"] for p in pods_of(self.kube, job)]
                  == ["permanent-node-1"], 20, "running pod cleaned up")
+
+    def test_killed_rank_reported_after_its_peer_still_restarts(self):
+        # The race the grace period closes: the peer's exit 1 (broken collective) reaches the
+        # operator before the killed rank's 137.
+        self.apply(training_job("race", nnodes=2, restartPolicy="ExitCode"))
+        pods = self.wait_pods("race", 2, 0)
+        for p in pods:
+            self.kubelet.set_running(p)
+        self.wait_phase("race", "Running")
+        self.kubelet.set_terminated(pods[1], 1)
+        time.sleep(2)
+        self.assertEqual(self.phase("race"), "Running")
+        self.kubelet.set_terminated(pods[0], 137)
+        job = self.wait_phase("race", "Restarting")
+        self.assertEqual((job["status"]["restarts"], job["status"]["attempt"]), (1, 1))
 
     def test_long_name_gives_valid_names(self):
         name = "pointpillars-hv-secfpn-8xb6-160e-kitti-3d-car-" + "x" * 60

@@ -82,6 +82,44 @@ Pods one_failed(const api::TrainingJob& j, int attempt, std::optional<int> code)
   return p;
 }
 
+// Under ExitCode, a permanent code waits for the rest of the group to settle: a rank that was
+// killed (137) makes its peers exit 1, and their status may arrive first.
+TEST(Reconcile, ExitCodeVerdictWaitsForTheGroupToSettle) {
+  const auto j = in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning);
+  Pods p = one_failed(j, 0, 1);  // rank 1 exited 1 at T0+100 ...
+  p[1].finished_at = kT0 + 100;
+  // ... while the others still show Running: no verdict during the grace period.
+  ReconcileResult r = reconcile(j, {}, observed(j, p), kT0 + 103);
+  EXPECT_EQ(r.status.phase, Phase::kRunning);
+  EXPECT_TRUE(events(r).empty());
+  EXPECT_EQ(count(r, Action::Kind::kDeletePod), 0);
+  ASSERT_TRUE(r.requeue_after_seconds.has_value());
+  EXPECT_EQ(*r.requeue_after_seconds, kExitCodeVerdictGraceSeconds - 3);
+
+  // The killed rank's status arrives: the group's failure is retryable, so all restart.
+  p[0].phase = "Failed";
+  p[0].exit_code = 137;
+  p[0].finished_at = kT0 + 100;
+  r = reconcile(j, {}, observed(j, p), kT0 + 104);
+  EXPECT_EQ(r.status.phase, Phase::kRestarting);
+  EXPECT_EQ(r.status.restarts, 1);
+
+  // Had the others kept running through the grace period, the code is permanent.
+  Pods q = one_failed(j, 0, 1);
+  q[1].finished_at = kT0 + 100;
+  r = reconcile(j, {}, observed(j, q), kT0 + 100 + kExitCodeVerdictGraceSeconds);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_EQ(r.status.reason, "PermanentExitCode");
+  // So is one whose whole group has settled, at once.
+  Pods all = all_pods(j, 0, "Failed");
+  for (auto& pod : all) {
+    pod.exit_code = 2;
+    pod.finished_at = kT0 + 100;
+  }
+  r = reconcile(j, {}, observed(j, all), kT0 + 101);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+}
+
 TEST(Reconcile, PhaseTransitionTable) {
   const std::vector<Case> cases = {
       {"new job creates every pod",
