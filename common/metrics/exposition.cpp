@@ -6,18 +6,6 @@
 namespace ddp3d::metrics {
 namespace {
 
-const char* type_word(MetricType type) {
-  switch (type) {
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
-  }
-  return "untyped";
-}
-
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not valid (RFC 3629:
 // no overlong forms, no surrogates, nothing above U+10FFFF).
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
@@ -136,7 +124,7 @@ std::string write_text(const std::vector<FamilySnapshot>& families) {
     out += "\n# TYPE ";
     out += family.name;
     out += ' ';
-    out += type_word(family.type);
+    out += metric_type_name(family.type);
     out += '\n';
     for (const auto& sample : family.samples) {
       out += family.name;

@@ -9,18 +9,6 @@
 namespace ddp3d::metrics {
 namespace {
 
-const char* type_name(MetricType type) {
-  switch (type) {
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
-  }
-  return "?";
-}
-
 // The sample names a family of this type puts on the wire.
 std::vector<std::string> sample_names(const std::string& name, MetricType type) {
   if (type == MetricType::kHistogram) {
@@ -43,8 +31,8 @@ void check_common(const std::string& name, const std::string& help, MetricType t
   if (type != MetricType::kHistogram) {
     for (const char* suffix : {"_bucket", "_count", "_sum"}) {
       if (name.ends_with(suffix)) {
-        throw std::invalid_argument(std::string(type_name(type)) + " '" + name + "': the suffix '" +
-                                    suffix + "' is reserved for histograms");
+        throw std::invalid_argument(std::string(metric_type_name(type)) + " '" + name +
+                                    "': the suffix '" + suffix + "' is reserved for histograms");
       }
     }
   }
@@ -62,7 +50,8 @@ F& existing_as(FamilyBase& family, MetricType type, const std::string& help,
   const std::string& name = family.name();
   if (family.type() != type) {
     throw std::invalid_argument("metric '" + name + "' is already registered as a " +
-                                type_name(family.type()) + ", not a " + type_name(type));
+                                metric_type_name(family.type()) + ", not a " +
+                                metric_type_name(type));
   }
   if (family.help() != help) {
     throw std::invalid_argument("metric '" + name +
@@ -81,7 +70,7 @@ void Registry::reserve_name(const std::string& name, MetricType type) {
   const auto names = sample_names(name, type);
   for (const auto& n : names) {
     if (const auto it = taken_names_.find(n); it != taken_names_.end()) {
-      std::string message = "metric '" + name + "' (" + type_name(type) + ") clashes with '";
+      std::string message = "metric '" + name + "' (" + metric_type_name(type) + ") clashes with '";
       message.append(n).append("' already exposed by '").append(it->second).append("'");
       throw std::invalid_argument(message);
     }

@@ -10,6 +10,19 @@ namespace ddp3d::metrics {
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 
+// The exposition format's word for a type ("counter", "gauge", "histogram").
+constexpr const char* metric_type_name(MetricType type) {
+  switch (type) {
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
+  }
+  return "untyped";
+}
+
 // Ordered (name, value) pairs; the order is the family's label-name order.
 using LabelPairs = std::vector<std::pair<std::string, std::string>>;
 

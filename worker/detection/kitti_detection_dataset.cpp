@@ -17,7 +17,10 @@ namespace fs = std::filesystem;
 
 KittiDetectionDataset::KittiDetectionDataset(data::KittiDataset frames, DetectionPipeline pipeline,
                                              bool test_mode)
-    : frames_(std::move(frames)), pipeline_(std::move(pipeline)), test_mode_(test_mode) {}
+    : frames_(std::move(frames)), pipeline_(std::move(pipeline)), test_mode_(test_mode) {
+  for (const std::string& c : frames_.class_names())
+    class_list_ += (class_list_.empty() ? "" : ",") + c;
+}
 
 std::set<std::string> KittiDetectionDataset::list_fields() const {
   return {"points", "gt_bboxes_3d", "gt_labels_3d", "eval_gt", "calib"};
@@ -48,9 +51,7 @@ engine::Sample KittiDetectionDataset::get(std::int64_t index, at::Generator& rng
   out.meta["sample_idx"] = std::to_string(index);
   out.meta["frame_id"] = f.id;
   out.meta["gt_types"] = types_to_meta(f.objects);
-  std::string classes;
-  for (const std::string& c : frames_.class_names()) classes += (classes.empty() ? "" : ",") + c;
-  out.meta["classes"] = classes;
+  out.meta["classes"] = class_list_;
   return out;
 }
 

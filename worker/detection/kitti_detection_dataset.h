@@ -34,6 +34,7 @@ class KittiDetectionDataset : public engine::Dataset {
   data::KittiDataset frames_;
   DetectionPipeline pipeline_;
   bool test_mode_;
+  std::string class_list_;  // the class names, comma-separated: every sample's meta "classes"
 };
 
 // Builds a "KittiDataset" from its config view (data_root, split, metainfo.classes, pipeline,

@@ -6,6 +6,8 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 
+#include "worker/models/batch_norm_options.h"
+
 namespace ddp3d::models {
 
 SECONDImpl::SECONDImpl(const SECONDOptions& options) {
@@ -20,9 +22,7 @@ SECONDImpl::SECONDImpl(const SECONDOptions& options) {
       // mmdet3d's init_cfg: Kaiming (fan_out, relu, normal) for Conv2d.
       torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
       block->push_back(conv);
-      block->push_back(torch::nn::BatchNorm2d(torch::nn::BatchNormOptions(out)
-                                                  .eps(options.norm_cfg.eps)
-                                                  .momentum(options.norm_cfg.momentum)));
+      block->push_back(torch::nn::BatchNorm2d(batch_norm_options(out, options.norm_cfg)));
       block->push_back(torch::nn::ReLU());
     };
     add_conv(in, options.layer_strides[i]);

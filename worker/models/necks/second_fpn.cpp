@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+#include "worker/models/batch_norm_options.h"
+
 namespace ddp3d::models {
 
 SECONDFPNImpl::SECONDFPNImpl(const SECONDFPNOptions& options) {
@@ -32,9 +34,7 @@ SECONDFPNImpl::SECONDFPNImpl(const SECONDFPNOptions& options) {
       torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
       block->push_back(conv);
     }
-    block->push_back(torch::nn::BatchNorm2d(torch::nn::BatchNormOptions(out)
-                                                .eps(options.norm_cfg.eps)
-                                                .momentum(options.norm_cfg.momentum)));
+    block->push_back(torch::nn::BatchNorm2d(batch_norm_options(out, options.norm_cfg)));
     block->push_back(torch::nn::ReLU());
     deblocks_->push_back(block);
   }

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "worker/models/batch_norm_options.h"
+
 namespace ddp3d::models {
 
 at::Tensor padding_mask(const at::Tensor& num_points, int64_t max_points) {
@@ -19,10 +21,7 @@ PFNLayerImpl::PFNLayerImpl(int64_t in_channels, int64_t out_channels, const Norm
       units_(last_layer ? out_channels : out_channels / 2) {
   linear_ = register_module(
       "linear", torch::nn::Linear(torch::nn::LinearOptions(in_channels, units_).bias(false)));
-  norm_ = register_module(
-      "norm",
-      torch::nn::BatchNorm1d(
-          torch::nn::BatchNormOptions(units_).eps(norm_cfg.eps).momentum(norm_cfg.momentum)));
+  norm_ = register_module("norm", torch::nn::BatchNorm1d(batch_norm_options(units_, norm_cfg)));
 }
 
 at::Tensor PFNLayerImpl::forward(const at::Tensor& features, const at::Tensor& num_points) {
