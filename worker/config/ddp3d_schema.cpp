@@ -1,6 +1,8 @@
 // The schema of ddp3d's training configs. Names and defaults follow mmengine / mmdetection3d
 // (v1.x config style), so an mmdet3d user finds the keys where they expect them.
 #include <numbers>
+#include <string>
+#include <vector>
 
 #include "worker/config/schema.h"
 
@@ -30,14 +32,24 @@ S typed(const char* type, std::vector<Field> fields, const char* doc) {
   return S::map(std::move(fields)).required().doc(doc);
 }
 
-S norm_cfg(const char* type, const char* doc) {
+// `type`: BatchNorm as mmdet3d names it for this layer (the first is the default), or SyncBN
+// (statistics over every rank's batch; worker/dist/sync_batch_norm.h).
+S norm_cfg(std::vector<std::string> types, const char* doc) {
+  const std::string def = types.front();
+  types.push_back("SyncBN");
   return S::map({
-                    {"type", S::string().one_of({type}).def(type)},
+                    {"type", S::string().one_of(std::move(types)).def(def.c_str())},
                     {"eps", S::number().min(0, true).def(1e-3).doc("added to the variance")},
                     {"momentum", prob().def(0.01).doc("running-statistics update factor")},
                 })
       .def_empty_map()
       .doc(doc);
+}
+S bn1d_cfg(const char* doc) {
+  return norm_cfg({"BN1d"}, doc);
+}
+S bn2d_cfg(const char* doc) {
+  return norm_cfg({"BN", "BN2d"}, doc);
 }
 
 // ---- model -------------------------------------------------------------------------------
@@ -121,7 +133,7 @@ std::vector<Field> pointpillars_fields() {
               {"voxel_size", vec(3).doc("defaults to data_preprocessor.voxel_layer.voxel_size")},
               {"point_cloud_range",
                range6().doc("defaults to data_preprocessor.voxel_layer.point_cloud_range")},
-              {"norm_cfg", norm_cfg("BN1d", "BatchNorm1d after each PFN layer")}},
+              {"norm_cfg", bn1d_cfg("BatchNorm1d after each PFN layer")}},
              "PillarFeatureNet: per-point features -> one vector per pillar")},
       {"middle_encoder",
        typed("PointPillarsScatter",
@@ -139,7 +151,7 @@ std::vector<Field> pointpillars_fields() {
                                              .doc("3x3 convs per stage after the strided one")},
                           {"layer_strides", int_list().required().doc("stride of each stage")},
                           {"out_channels", int_list().required().doc("channels of each stage")},
-                          {"norm_cfg", norm_cfg("BN", "BatchNorm2d after each conv")}},
+                          {"norm_cfg", bn2d_cfg("BatchNorm2d after each conv")}},
                          "SECOND: strided conv stages over the BEV grid")},
       {"neck", typed("SECONDFPN",
                      {{"in_channels", int_list().required()},
@@ -148,7 +160,7 @@ std::vector<Field> pointpillars_fields() {
                                                .required()
                                                .doc("per stage; < 1 means a strided conv down")},
                       {"out_channels", int_list().required()},
-                      {"norm_cfg", norm_cfg("BN", "BatchNorm2d after each deconv")}},
+                      {"norm_cfg", bn2d_cfg("BatchNorm2d after each deconv")}},
                      "SECONDFPN: upsamples every stage to one resolution and concatenates")},
       {"bbox_head",
        typed("Anchor3DHead",

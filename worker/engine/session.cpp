@@ -15,6 +15,7 @@
 #endif
 
 #include "common/log.h"
+#include "worker/dist/default_process_group.h"
 #include "worker/dist/process_group.h"
 #include "worker/engine/collectives.h"
 #include "worker/engine/registry.h"
@@ -83,6 +84,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     }
 #endif
     s->pg = dist::init_process_group(env, opts);
+    s->default_group = std::make_unique<dist::DefaultProcessGroupGuard>(s->pg.get());
     s->backend = dist::backend_name(opts.backend);
 #ifdef DDP3D_WITH_CUDA
     if (cuda) s->ctx.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));

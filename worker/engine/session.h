@@ -12,12 +12,16 @@
 
 namespace ddp3d::dist {
 class ProcessGroup;
-}
+class DefaultProcessGroupGuard;
+}  // namespace ddp3d::dist
 
 namespace ddp3d::engine {
 
 struct Session {
   std::unique_ptr<dist::ProcessGroup> pg;
+  // pg as the process-wide default group (SyncBatchNorm finds it there) while it lives;
+  // declared after pg, so it is reset first.
+  std::unique_ptr<dist::DefaultProcessGroupGuard> default_group;
   RunContext ctx;
   std::string backend = "none";
   std::filesystem::path work_dir;

@@ -1,5 +1,6 @@
 #include "worker/models/pointpillars_config.h"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,16 @@ std::array<double, N> to_array(const std::vector<double>& v, const config::Confi
 NormCfg norm_cfg(const config::Config& parent, NormCfg fallback) {
   if (!parent.has("norm_cfg")) return fallback;
   const config::Config n = parent.node("norm_cfg");
-  return {n.get_or<double>("eps", fallback.eps), n.get_or<double>("momentum", fallback.momentum)};
+  NormCfg cfg{fallback.type, n.get_or<double>("eps", fallback.eps),
+              n.get_or<double>("momentum", fallback.momentum)};
+  if (n.has("type")) {
+    try {
+      cfg.type = parse_norm_type(n.get<std::string>("type"));
+    } catch (const std::invalid_argument& e) {
+      throw config::ConfigError(n.origin("type"), n.path() + ".type", e.what());
+    }
+  }
+  return cfg;
 }
 
 }  // namespace

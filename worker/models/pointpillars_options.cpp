@@ -30,6 +30,14 @@ void require_positive(const std::vector<int64_t>& values, const std::string& key
 
 }  // namespace
 
+NormType parse_norm_type(const std::string& type) {
+  // mmcv registers BatchNorm as 'BN', 'BN1d', 'BN2d' (the dimension follows from the layer).
+  if (type == "BN" || type == "BN1d" || type == "BN2d") return NormType::kBatchNorm;
+  if (type == "SyncBN") return NormType::kSyncBatchNorm;
+  throw std::invalid_argument("unknown norm type '" + type +
+                              "' (expected one of BN, BN1d, BN2d, SyncBN)");
+}
+
 PointPillarsOptions pointpillars_kitti_3class_options() {
   return PointPillarsOptions{};
 }

@@ -11,8 +11,16 @@
 
 namespace ddp3d::models {
 
-// norm_cfg = dict(type='BN1d'/'BN', eps=1e-3, momentum=0.01)
+// norm_cfg.type: mmdet3d's 'BN' / 'BN1d' / 'BN2d' (BatchNorm, statistics of this process's
+// batch) or 'SyncBN' (SyncBatchNorm, statistics of every rank's batch; worker/dist).
+enum class NormType { kBatchNorm, kSyncBatchNorm };
+
+// "BN", "BN1d", "BN2d" or "SyncBN"; anything else throws std::invalid_argument listing these.
+NormType parse_norm_type(const std::string& type);
+
+// norm_cfg = dict(type='BN1d'/'BN'/'SyncBN', eps=1e-3, momentum=0.01)
 struct NormCfg {
+  NormType type = NormType::kBatchNorm;
   double eps = 1e-3;
   double momentum = 0.01;
 };

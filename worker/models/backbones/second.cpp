@@ -2,11 +2,10 @@
 
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 
-#include "worker/models/batch_norm_options.h"
+#include "worker/models/norm_layer.h"
 
 namespace ddp3d::models {
 
@@ -22,7 +21,7 @@ SECONDImpl::SECONDImpl(const SECONDOptions& options) {
       // mmdet3d's init_cfg: Kaiming (fan_out, relu, normal) for Conv2d.
       torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
       block->push_back(conv);
-      block->push_back(torch::nn::BatchNorm2d(batch_norm_options(out, options.norm_cfg)));
+      block->push_back(build_norm_layer(options.norm_cfg, out, 2));
       block->push_back(torch::nn::ReLU());
     };
     add_conv(in, options.layer_strides[i]);

@@ -3,13 +3,12 @@
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 
 #include <cmath>
 
-#include "worker/models/batch_norm_options.h"
+#include "worker/models/norm_layer.h"
 
 namespace ddp3d::models {
 
@@ -34,7 +33,7 @@ SECONDFPNImpl::SECONDFPNImpl(const SECONDFPNOptions& options) {
       torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
       block->push_back(conv);
     }
-    block->push_back(torch::nn::BatchNorm2d(batch_norm_options(out, options.norm_cfg)));
+    block->push_back(build_norm_layer(options.norm_cfg, out, 2));
     block->push_back(torch::nn::ReLU());
     deblocks_->push_back(block);
   }

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "worker/models/batch_norm_options.h"
+#include "worker/models/norm_layer.h"
 
 namespace ddp3d::models {
 
@@ -21,7 +21,8 @@ PFNLayerImpl::PFNLayerImpl(int64_t in_channels, int64_t out_channels, const Norm
       units_(last_layer ? out_channels : out_channels / 2) {
   linear_ = register_module(
       "linear", torch::nn::Linear(torch::nn::LinearOptions(in_channels, units_).bias(false)));
-  norm_ = register_module("norm", torch::nn::BatchNorm1d(batch_norm_options(units_, norm_cfg)));
+  norm_ = build_norm_layer(norm_cfg, units_, 1);
+  register_module("norm", norm_.ptr());
 }
 
 at::Tensor PFNLayerImpl::forward(const at::Tensor& features, const at::Tensor& num_points) {
@@ -29,7 +30,7 @@ at::Tensor PFNLayerImpl::forward(const at::Tensor& features, const at::Tensor& n
   const int64_t p = features.size(1);
   at::Tensor x = linear_->forward(features);
   // BN1d over every (pillar, point) sample of each channel, as mmdet3d's permute-BN-permute.
-  x = norm_->forward(x.reshape({m * p, units_})).reshape({m, p, units_});
+  x = norm_.forward(x.reshape({m * p, units_})).reshape({m, p, units_});
   x = at::relu(x);
   at::Tensor pooled;
   if (mode_ == "max") {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/any.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/linear.h>
 
@@ -26,7 +26,7 @@ class PFNLayerImpl : public torch::nn::Module {
   std::string mode_;
   int64_t units_;
   torch::nn::Linear linear_{nullptr};
-  torch::nn::BatchNorm1d norm_{nullptr};
+  torch::nn::AnyModule norm_;  // BatchNorm1d or SyncBatchNorm (norm_cfg.type)
 };
 TORCH_MODULE(PFNLayer);
 
