@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,20 +13,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// Every dimension but the channel one (1).
-std::vector<int64_t> reduce_dims(int64_t dim) {
-  std::vector<int64_t> dims{0};
-  for (int64_t d = 2; d < dim; ++d) dims.push_back(d);
-  return dims;
-}
-
-// [C] → [1, C, 1, ...] to broadcast against an input of `dim` dimensions.
-at::Tensor per_channel(const at::Tensor& t, int64_t dim) {
-  std::vector<int64_t> shape(static_cast<size_t>(dim), 1);
-  shape[1] = -1;
-  return t.view(shape);
-}
 
 // Half and bfloat16 inputs are normalised in float, as BatchNorm's kernels do.
 at::ScalarType compute_type(at::ScalarType t) {
@@ -53,20 +40,23 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     const at::Tensor bias = bias_opt.value_or(at::Tensor());
     const at::Tensor running_mean = running_mean_opt.value_or(at::Tensor());
     const at::Tensor running_var = running_var_opt.value_or(at::Tensor());
-    const int64_t dim = input.dim();
     const int64_t c = input.size(1);
     const int64_t n = c == 0 ? 0 : input.numel() / c;
-    const at::Tensor x = input.to(compute_type(input.scalar_type()));
+    const at::ScalarType acc = compute_type(input.scalar_type());
 
-    // [sum x (C), sum x² (C), count]. From the local mean and biased variance, in float64:
-    // sum x² = n (var + mean²) keeps the precision that float sums of x² would lose when the
-    // mean is large against the spread.
-    at::Tensor stats = at::zeros({2 * c + 1}, x.options().dtype(at::kDouble));
+    // [sum x (C), sum x² (C), count], in float64, from this rank's mean and biased variance
+    // (sum x² = n (var + mean²) keeps the precision that float sums of x² would lose when the
+    // mean is large against the spread). BatchNorm's training kernel gives them fastest (its
+    // output is not used); with eps 0 its invstd is var^-1/2, and 0 for a constant channel.
+    at::Tensor stats = at::zeros({2 * c + 1}, input.options().dtype(at::kDouble));
     if (n > 0) {
-      auto [var, mean] = at::var_mean(x, reduce_dims(dim), /*correction=*/0, /*keepdim=*/false);
-      const at::Tensor m = mean.to(at::kDouble);
+      const auto local = at::native_batch_norm(input, {}, {}, {}, {}, /*training=*/true, 0.0,
+                                               /*eps=*/0.0);
+      const at::Tensor m = std::get<1>(local).to(at::kDouble);
+      const at::Tensor invstd = std::get<2>(local).to(at::kDouble);
+      const at::Tensor v = at::where(invstd > 0, invstd.pow(-2), at::zeros_like(invstd));
       stats.narrow(0, 0, c).copy_(m * static_cast<double>(n));
-      stats.narrow(0, c, c).copy_((var.to(at::kDouble) + m * m) * static_cast<double>(n));
+      stats.narrow(0, c, c).copy_((v + m * m) * static_cast<double>(n));
     }
     stats.narrow(0, 2 * c, 1).fill_(static_cast<double>(n));
     all_reduce->fn(stats);
@@ -86,57 +76,72 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
       running_var.mul_(1 - factor).add_(unbiased.to(running_var.scalar_type()), factor);
     }
 
-    const at::Tensor mean_c = mean.to(x.scalar_type());
-    const at::Tensor invstd = (var + eps).rsqrt().to(x.scalar_type());
-    at::Tensor y = (x - per_channel(mean_c, dim)) * per_channel(invstd, dim);
-    if (weight.defined()) y = y * per_channel(weight, dim);
-    if (bias.defined()) y = y + per_channel(bias, dim);
+    const at::Tensor mean_c = mean.to(acc);
+    const at::Tensor var_c = var.to(acc);
+    const at::Tensor w = weight.defined() ? weight.to(acc) : at::ones({c}, mean_c.options());
+    const at::Tensor b = bias.defined() ? bias.to(acc) : at::zeros({c}, mean_c.options());
+    // Normalising with given statistics is BatchNorm's inference kernel (one fused pass).
+    at::Tensor y = n == 0 ? at::empty_like(input)
+                          : std::get<0>(at::native_batch_norm(input, w, b, mean_c, var_c,
+                                                              /*training=*/false, 0.0, eps));
 
-    ctx->save_for_backward({input, weight, mean_c, invstd});
+    ctx->save_for_backward({input, w, mean_c, var_c});
     ctx->saved_data["count"] = count;
+    ctx->saved_data["eps"] = eps;
+    ctx->saved_data["has_weight"] = weight.defined();
+    ctx->saved_data["has_bias"] = bias.defined();
     ctx->saved_data["all_reduce"] = at::IValue::make_capsule(all_reduce);
-    return y.to(input.scalar_type());
+    return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& input = saved[0];
-    const at::Tensor& weight = saved[1];
+    const at::Tensor& w = saved[1];
     const at::Tensor& mean = saved[2];
-    const at::Tensor& invstd = saved[3];
+    const at::Tensor& var = saved[3];
     const double count = ctx->saved_data["count"].toDouble();
+    const double eps = ctx->saved_data["eps"].toDouble();
     const auto all_reduce = c10::static_intrusive_pointer_cast<AllReduceHolder>(
         ctx->saved_data["all_reduce"].toCapsule());
-
-    const int64_t dim = input.dim();
     const int64_t c = input.size(1);
-    const auto dims = reduce_dims(dim);
-    const at::Tensor x = input.to(mean.scalar_type());
-    const at::Tensor dy = grad_outputs[0].to(mean.scalar_type());
-    const at::Tensor xhat = (x - per_channel(mean, dim)) * per_channel(invstd, dim);
-    // This rank's sums; an empty batch contributes zeros.
-    const at::Tensor sum_dy = dy.sum(dims);
-    const at::Tensor sum_dy_xhat = (dy * xhat).sum(dims);
+    const at::Tensor& dy = grad_outputs[0];
+
+    // BatchNorm's inference backward, in one fused kernel: dy·w·invstd, and this rank's
+    // Σ dy·x̂ and Σ dy per channel. An empty batch contributes zeros.
+    at::Tensor dx_local = at::empty_like(input);
+    at::Tensor sum_dy_xhat = at::zeros({c}, mean.options());
+    at::Tensor sum_dy = at::zeros({c}, mean.options());
+    if (input.numel() > 0) {
+      std::tie(dx_local, sum_dy_xhat, sum_dy) = at::native_batch_norm_backward(
+          dy, input, w, mean, var, {}, {}, /*train=*/false, eps, {true, true, true});
+    }
 
     at::Tensor grad_input;
     if (ctx->needs_input_grad(0)) {
-      // d/dx of the global batch norm: every rank's dy reaches this rank's x through the
-      // shared mean and variance, hence the global sums.
+      // d/dx of the global batch norm: w·invstd·(dy − mean(dy) − x̂·mean(dy·x̂)), the means
+      // over every rank's batch (each rank's dy reaches this x through the shared statistics).
       at::Tensor sums = at::cat({sum_dy, sum_dy_xhat});
       all_reduce->fn(sums);
-      const at::Tensor mean_dy = sums.narrow(0, 0, c) / count;
-      const at::Tensor mean_dy_xhat = sums.narrow(0, c, c) / count;
-      at::Tensor scale = invstd;
-      if (weight.defined()) scale = scale * weight.to(invstd.scalar_type());
-      grad_input = (dy - per_channel(mean_dy, dim) - xhat * per_channel(mean_dy_xhat, dim)) *
-                   per_channel(scale, dim);
-      grad_input = grad_input.to(input.scalar_type());
+      grad_input = dx_local;
+      if (input.numel() > 0) {
+        const at::Tensor scale = w * (var + eps).rsqrt();
+        // w·invstd·(x̂·mean(dy·x̂) + mean(dy)) is BatchNorm inference with these weights.
+        const at::Tensor correction =
+            std::get<0>(at::native_batch_norm(input, scale * sums.narrow(0, c, c) / count,
+                                              scale * sums.narrow(0, 0, c) / count, mean, var,
+                                              /*training=*/false, 0.0, eps));
+        grad_input = dx_local - correction;
+      }
     }
-    // Autograd casts these to the parameters' dtype.
+    // Autograd casts these to the parameters' dtype. needs_input_grad counts the tensors that
+    // were passed (input, then weight and bias when present).
+    const bool has_weight = ctx->saved_data["has_weight"].toBool();
+    const bool has_bias = ctx->saved_data["has_bias"].toBool();
     at::Tensor grad_weight;
-    if (weight.defined() && ctx->needs_input_grad(1)) grad_weight = sum_dy_xhat;
+    if (has_weight && ctx->needs_input_grad(1)) grad_weight = sum_dy_xhat;
     at::Tensor grad_bias;
-    if (ctx->needs_input_grad(2)) grad_bias = sum_dy;
+    if (has_bias && ctx->needs_input_grad(has_weight ? 2 : 1)) grad_bias = sum_dy;
     // One entry per forward argument: running stats, factor, eps and the collective get none.
     return {grad_input,   grad_weight,  grad_bias,    at::Tensor(),
             at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};

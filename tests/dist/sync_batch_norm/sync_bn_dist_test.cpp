@@ -94,7 +94,7 @@ TEST(SyncBatchNormDist, TwoRanksMatchOneProcessOnTheWholeBatch2d) {
 
 TEST(SyncBatchNormDist, ThreeRanksUnevenSlicesMatchOneProcess1d) {
   // [N, C] as PillarFeatureNet feeds it (points × channels) and [N, C, L].
-  expect_layer_matches("40,6", {17, 11, 12});
+  expect_layer_matches("40,6", {28, 1, 11});  // one row: one value per channel
   expect_layer_matches("7,3,4", {3, 2, 2});
 }
 

@@ -177,8 +177,9 @@ Result batch_norm_result(const at::Tensor& x, const at::Tensor& dy, double momen
 }
 
 void check_function(std::vector<int64_t> shape, at::ScalarType dtype, double tol,
-                    double offset = 0.5) {
-  const at::Tensor x = channel_input(shape, dtype, offset);
+                    double offset = 0.5, bool constant_channel = false) {
+  at::Tensor x = channel_input(shape, dtype, offset);
+  if (constant_channel) x.select(1, 0).fill_(3.0);
   const at::Tensor dy = at::randn(shape, at::TensorOptions(dtype));
   const at::Tensor weight = at::rand({shape[1]}, at::TensorOptions(dtype)) + 0.5;
   const at::Tensor bias = at::randn({shape[1]}, at::TensorOptions(dtype));
@@ -206,6 +207,44 @@ TEST(SyncBatchNormFunction, LargeMeanAgainstSpreadKeepsPrecision) {
   // Channel means up to 300 with unit-ish spread: float sums of x² would lose the variance.
   at::manual_seed(6);
   check_function({8, 4, 8, 8}, at::kFloat, 5e-5, /*offset=*/100.0);
+}
+
+TEST(SyncBatchNormFunction, ConstantChannelHasZeroVariance) {
+  // e.g. a channel that ReLU zeroed on this rank: variance 0, output = bias.
+  at::manual_seed(8);
+  check_function({6, 3, 5}, at::kFloat, 1e-5, 0.5, /*constant_channel=*/true);
+  check_function({1, 3, 5, 5}, at::kFloat, 1e-5, 0.5, /*constant_channel=*/true);
+}
+
+TEST(SyncBatchNormFunction, WithoutWeightOrBias) {
+  // affine=false (neither), and either one alone: the gradients land on the right arguments.
+  at::manual_seed(7);
+  const at::Tensor x = channel_input({6, 3, 4}, at::kFloat);
+  const at::Tensor dy = at::randn({6, 3, 4});
+  const at::Tensor w0 = at::rand({3}) + 0.5;
+  const at::Tensor b0 = at::randn({3});
+  auto identity = [](at::Tensor&) {};
+  for (const bool with_weight : {false, true}) {
+    for (const bool with_bias : {false, true}) {
+      const at::Tensor w = with_weight ? w0.clone().requires_grad_(true) : at::Tensor();
+      const at::Tensor b = with_bias ? b0.clone().requires_grad_(true) : at::Tensor();
+      const at::Tensor in = x.clone().requires_grad_(true);
+      (sync_batch_norm(in, w, b, {}, {}, 0.1, 1e-3, identity) * dy).sum().backward();
+      const at::Tensor rw = with_weight ? w0.clone().requires_grad_(true) : at::Tensor();
+      const at::Tensor rb = with_bias ? b0.clone().requires_grad_(true) : at::Tensor();
+      const at::Tensor rin = x.clone().requires_grad_(true);
+      (torch::nn::functional::detail::batch_norm(rin, {}, {}, rw, rb, true, 0.1, 1e-3) * dy)
+          .sum()
+          .backward();
+      EXPECT_LT(max_diff(in.grad(), rin.grad()), 1e-5) << with_weight << with_bias;
+      if (with_weight) {
+        EXPECT_LT(max_diff(w.grad(), rw.grad()), 1e-5);
+      }
+      if (with_bias) {
+        EXPECT_LT(max_diff(b.grad(), rb.grad()), 1e-5);
+      }
+    }
+  }
 }
 
 TEST(SyncBatchNormFunction, OneValuePerChannelIsAnError) {
