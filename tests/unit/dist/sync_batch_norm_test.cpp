@@ -216,6 +216,42 @@ TEST(SyncBatchNormFunction, ConstantChannelHasZeroVariance) {
   check_function({1, 3, 5, 5}, at::kFloat, 1e-5, 0.5, /*constant_channel=*/true);
 }
 
+TEST(SyncBatchNormFunction, ReducedPrecisionInputUsesFloatStatistics) {
+  // bfloat16 activations (mixed precision) with float parameters and statistics, as BatchNorm.
+  at::manual_seed(9);
+  const at::Tensor x = channel_input({4, 3, 6, 6}, at::kFloat, 2.0);
+  const at::Tensor dy = at::randn({4, 3, 6, 6});
+  auto identity = [](at::Tensor&) {};
+  const at::Tensor w0 = at::rand({3}) + 0.5;
+  const at::Tensor b0 = at::randn({3});
+  auto run = [&](at::ScalarType dtype, at::Tensor& running_mean) {
+    const at::Tensor w = w0.clone().requires_grad_(true);
+    const at::Tensor b = b0.clone().requires_grad_(true);
+    const at::Tensor in = x.to(dtype).requires_grad_(true);
+    const at::Tensor rv = at::ones({3});
+    const at::Tensor out = sync_batch_norm(in, w, b, running_mean, rv, 0.5, 1e-3, identity);
+    EXPECT_EQ(out.scalar_type(), dtype);
+    (out * dy.to(dtype)).sum().backward();
+    EXPECT_EQ(in.grad().scalar_type(), dtype);
+    EXPECT_EQ(w.grad().scalar_type(), at::kFloat);
+    return std::vector<at::Tensor>{out, in.grad(), w.grad(), b.grad()};
+  };
+  at::Tensor rm_bf16 = at::zeros({3});
+  at::Tensor rm_float = at::zeros({3});
+  const auto low = run(at::kBFloat16, rm_bf16);
+  const auto ref = run(at::kFloat, rm_float);
+  std::cout << "bfloat16 vs float: out " << max_diff(low[0], ref[0]) << " grad_input "
+            << max_diff(low[1], ref[1]) << " grad_weight " << max_diff(low[2], ref[2])
+            << " grad_bias " << max_diff(low[3], ref[3]) << " running_mean "
+            << max_diff(rm_bf16, rm_float) << "\n";
+  // bfloat16 keeps 8 bits: the input itself is rounded by up to 2^-8 relative.
+  EXPECT_LT(max_diff(low[0], ref[0]), 0.05);
+  EXPECT_LT(max_diff(low[1], ref[1]), 0.08);
+  EXPECT_LT(max_diff(low[2], ref[2]), 0.15);  // sums over 144 values per channel
+  EXPECT_LT(max_diff(low[3], ref[3]), 0.1);
+  EXPECT_LT(max_diff(rm_bf16, rm_float), 0.005);
+}
+
 TEST(SyncBatchNormFunction, WithoutWeightOrBias) {
   // affine=false (neither), and either one alone: the gradients land on the right arguments.
   at::manual_seed(7);
