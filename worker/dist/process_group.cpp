@@ -16,12 +16,14 @@
 #include <thread>
 
 #include "common/log.h"
+#include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::dist {
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
+  std::unique_ptr<SharedMemoryAllReduce> shm;
 };
 
 ProcessGroup::ProcessGroup(int rank, int size, BackendKind kind, std::unique_ptr<Impl> impl)
@@ -31,6 +33,10 @@ ProcessGroup::~ProcessGroup() = default;
 
 c10d::Backend& ProcessGroup::backend() {
   return *impl_->backend;
+}
+
+SharedMemoryAllReduce* ProcessGroup::shared_memory_allreduce() {
+  return impl_->shm.get();
 }
 
 void ProcessGroup::barrier() {
@@ -118,6 +124,23 @@ c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store
   return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.world_size, opts);
 }
 
+// Every rank reaches the same verdict (connect is collective), so either all use shared
+// memory for gradients or none does.
+std::unique_ptr<SharedMemoryAllReduce> connect_shared_memory(c10d::Store& store, const DistEnv& env,
+                                                             const ProcessGroupOptions& options) {
+  SharedMemoryAllReduce::Options opts;
+  opts.timeout = options.timeout;
+  std::string why;
+  auto shm = SharedMemoryAllReduce::connect(store, env.rank, env.world_size, opts, &why);
+  if (!shm) {
+    log::warning("shared-memory all-reduce unavailable, gradients go through gloo: " + why);
+  } else if (env.rank == 0) {
+    log::info("gradient all-reduce through shared memory (" + std::to_string(env.world_size) +
+              " local ranks, " + std::to_string(shm->segment_bytes() >> 20) + " MiB segment)");
+  }
+  return shm;
+}
+
 }  // namespace
 
 std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
@@ -139,6 +162,10 @@ std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
 #endif
   } else {
     impl->backend = make_gloo(impl->store, env, options);
+    if (options.shared_memory_allreduce && env.world_size > 1 &&
+        env.local_world_size == env.world_size) {
+      impl->shm = connect_shared_memory(*impl->store, env, options);
+    }
   }
   return std::unique_ptr<ProcessGroup>(
       new ProcessGroup(env.rank, env.world_size, options.backend, std::move(impl)));

@@ -15,6 +15,8 @@ class Backend;
 
 namespace ddp3d::dist {
 
+class SharedMemoryAllReduce;
+
 enum class BackendKind { kGloo, kNccl };
 
 struct ProcessGroupOptions {
@@ -22,6 +24,10 @@ struct ProcessGroupOptions {
   // How long a rank waits for the rendezvous (store connect and all ranks joining), and the
   // collective timeout.
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // Gloo groups whose ranks all run on one node (LOCAL_WORLD_SIZE == WORLD_SIZE) also get a
+  // shared-memory all-reduce, which DDP uses for gradients (docs/ddp.md). If a rank cannot
+  // map the segment, every rank falls back to Gloo with a warning.
+  bool shared_memory_allreduce = true;
 };
 
 // A connected process group. Holds the store alive for the life of the group.
@@ -35,6 +41,8 @@ class ProcessGroup {
   int size() const { return size_; }
   BackendKind kind() const { return kind_; }
   c10d::Backend& backend();
+  // The node-local shared-memory all-reduce, or null (see ProcessGroupOptions).
+  SharedMemoryAllReduce* shared_memory_allreduce();
   // Blocks until every rank arrives (a collective on a one-element tensor).
   void barrier();
 
