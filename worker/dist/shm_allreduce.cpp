@@ -249,6 +249,33 @@ struct SharedMemoryAllReduce::Impl {
   std::unordered_map<const void*, SharedPlace> shared_tensors;
   int allocations = 0;
   std::atomic<std::int64_t> in_place_done{0};
+  std::function<void(at::Tensor&)> sum_across_nodes;  // empty on one node
+  int nodes = 1;
+
+  // Averages divide by every rank of every node.
+  template <class T>
+  T scale() const {
+    return T(1) / static_cast<T>(world * nodes);
+  }
+
+  // Rank r's part [begin, begin + len) of `op`, summed over this node into `dst`: on one
+  // node that is the result (scaled where averaged); across nodes it is all-reduced over the
+  // nodes first, and scaled after.
+  template <class T>
+  void reduce_part(const std::vector<const T*>& inputs, Op& op, std::int64_t begin,
+                   std::int64_t len, T* dst, T* also) {
+    const std::int64_t scaled = op.average_numel - begin;
+    if (!sum_across_nodes) {
+      sum_part(inputs, dst, also, len, scaled, scale<T>());
+      return;
+    }
+    sum_part(inputs, dst, static_cast<T*>(nullptr), len, 0, T(1));
+    at::Tensor mine = op.flat.narrow(0, begin, len);
+    sum_across_nodes(mine);
+    const std::int64_t k = std::clamp<std::int64_t>(scaled, 0, len);
+    if (k > 0) mine.narrow(0, 0, k).mul_(scale<T>());
+    if (also != nullptr) std::memcpy(also, dst, static_cast<std::size_t>(len) * sizeof(T));
+  }
 
   template <class T>
   T* slot(int r, int buf) const {
@@ -337,7 +364,6 @@ struct SharedMemoryAllReduce::Impl {
     const auto align = static_cast<std::int64_t>(kCacheLine / sizeof(T));
     const auto granule = align * world;
     const auto piece = static_cast<std::int64_t>(slot_bytes / sizeof(T)) / granule * granule;
-    const T scale = T(1) / static_cast<T>(world);
     std::vector<const T*> parts(static_cast<std::size_t>(world));
     lines[rank].numel = n;
     lines[rank].dtype = static_cast<std::int32_t>(op.flat.scalar_type());
@@ -350,8 +376,8 @@ struct SharedMemoryAllReduce::Impl {
       if (end > begin) {
         for (int j = 0; j < world; ++j)
           parts[static_cast<std::size_t>(j)] = slot<T>(j, buffer) + begin;
-        sum_part(parts, values + offset + begin, slot<T>(rank, buffer) + begin, end - begin,
-                 op.average_numel - (offset + begin), scale);
+        reduce_part(parts, op, offset + begin, end - begin, values + offset + begin,
+                    slot<T>(rank, buffer) + begin);
       }
       barrier();
       for (int j = 0; j < world; ++j) {
@@ -387,8 +413,7 @@ struct SharedMemoryAllReduce::Impl {
     if (end > begin) {
       std::vector<const T*> parts;
       for (const T* c : copies) parts.push_back(c + begin);
-      sum_part(parts, values + begin, static_cast<T*>(nullptr), end - begin,
-               op.average_numel - begin, T(1) / static_cast<T>(world));
+      reduce_part(parts, op, begin, end - begin, values + begin, static_cast<T*>(nullptr));
     }
     barrier();
     for (int j = 0; j < world; ++j) {
@@ -514,6 +539,18 @@ std::vector<at::Tensor> SharedMemoryAllReduce::allocate_shared(
     im.shared_tensors[data] = SharedPlace{base, region, offsets[i]};
   }
   return tensors;
+}
+
+void SharedMemoryAllReduce::set_inter_node_sum(std::function<void(at::Tensor&)> sum_across_nodes,
+                                               int nodes) {
+  if (nodes < 1) throw std::invalid_argument("set_inter_node_sum: nodes must be >= 1");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->sum_across_nodes = nodes > 1 ? std::move(sum_across_nodes) : nullptr;
+  impl_->nodes = nodes;
+}
+
+int SharedMemoryAllReduce::nodes() const {
+  return impl_->nodes;
 }
 
 std::int64_t SharedMemoryAllReduce::in_place_allreduces() const {

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -71,6 +72,13 @@ class SharedMemoryAllReduce {
   std::vector<at::Tensor> allocate_shared(
       const std::vector<std::pair<std::int64_t, at::ScalarType>>& specs,
       std::string* why = nullptr);
+
+  // Several nodes: each rank's node-local sum of its part is summed across the nodes by
+  // `sum_across_nodes` (called on this object's thread, in the same order on every rank: the
+  // ranks with the same local rank form one group per part), and averages divide by the
+  // whole world (local world x nodes). Call before the first allreduce.
+  void set_inter_node_sum(std::function<void(at::Tensor&)> sum_across_nodes, int nodes);
+  int nodes() const;
 
   // True for what allreduce takes: a contiguous CPU float or double tensor.
   static bool supports(const at::Tensor& tensor);

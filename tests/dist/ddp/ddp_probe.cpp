@@ -119,8 +119,11 @@ std::unique_ptr<ProcessGroup> connect(const ddp3d::dist::DistEnv& env, const Arg
   }
   opts.shared_memory_allreduce = transport == "shm";
   auto pg = ddp3d::dist::init_process_group(env, opts);
+  auto* shm = pg->shared_memory_allreduce();
   write_text(prefix(a, env.rank) + ".transport.txt",
-             pg->shared_memory_allreduce() ? "shm" : "gloo");
+             !shm                ? "gloo"
+             : shm->nodes() == 1 ? "shm"
+                                 : "shm nodes=" + std::to_string(shm->nodes()));
   return pg;
 }
 
