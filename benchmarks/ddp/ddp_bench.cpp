@@ -3,6 +3,10 @@
 // data, optimizer and timing match torch_ddp_bench.py line for line.
 //
 //   ddp_bench [--iters N] [--warmup N] [--batch B] [--no-ddp] [--bucket-cap-mb M]
+//             [--transport shm|gloo]
+//
+// --transport gloo keeps gradients on Gloo's TCP all-reduce; the default (shm) uses the
+// shared-memory all-reduce ddp3d sets up for ranks on one node.
 //
 // Rank 0 prints `ITERS_PER_S <x>` and DDP's per-step figures.
 #include <ATen/ATen.h>
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
   int iters = 60, warmup = 10, batch = 64;
   bool use_ddp = true;
   ddp3d::dist::DdpOptions ddp_options;  // defaults, as PyTorch's side uses its defaults
+  ddp3d::dist::ProcessGroupOptions pg_options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc)
@@ -60,7 +65,14 @@ int main(int argc, char** argv) {
       use_ddp = false;
     else if (a == "--bucket-cap-mb" && i + 1 < argc)
       ddp_options.bucket_cap_mb = std::stod(argv[++i]);
-    else {
+    else if (a == "--transport" && i + 1 < argc) {
+      const std::string t = argv[++i];
+      if (t != "shm" && t != "gloo") {
+        std::cerr << "ddp_bench: --transport takes shm or gloo, not " << t << "\n";
+        return 2;
+      }
+      pg_options.shared_memory_allreduce = t == "shm";
+    } else {
       std::cerr << "ddp_bench: unknown argument " << a << "\n";
       return 2;
     }
@@ -72,7 +84,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<ddp3d::dist::ProcessGroup> pg;
   std::unique_ptr<ddp3d::dist::DistributedDataParallel> ddp;
   if (use_ddp) {
-    pg = ddp3d::dist::init_process_group(env, {});
+    pg = ddp3d::dist::init_process_group(env, pg_options);
+    if (pg_options.shared_memory_allreduce && !pg->shared_memory_allreduce()) {
+      std::cerr << "ddp_bench: no shared-memory all-reduce (see the warning above)\n";
+      return 1;
+    }
     ddp = std::make_unique<ddp3d::dist::DistributedDataParallel>(net.ptr(), *pg, ddp_options);
   }
   torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));

@@ -60,6 +60,37 @@ void add_container_port(value& container, const std::string& name, int number) {
   ports[ports.size()] = p;
 }
 
+bool has_string(const value& obj, const char* key, const std::string& want) {
+  return obj.has_field(key) && obj.at(key).is_string() && obj.at(key).as_string() == want;
+}
+
+// NCCL's intra-node transport and ddp3d's shared-memory all-reduce (docs/ddp.md) live in
+// /dev/shm, which container runtimes cap at 64 MiB by default; a memory-backed emptyDir lifts
+// the cap (its pages count against the pod's memory limit). A template that mounts its own
+// /dev/shm, or names a volume like ours, keeps what it has.
+void add_shared_memory_volume(value& spec, value& container) {
+  constexpr const char* kName = "ddp3d-shm";
+  if (container.has_field("volumeMounts") && container.at("volumeMounts").is_array()) {
+    for (const auto& m : container.at("volumeMounts").as_array()) {
+      if (has_string(m, "mountPath", "/dev/shm") || has_string(m, "name", kName)) return;
+    }
+  }
+  value& volumes = array_field(spec, "volumes");
+  for (const auto& v : volumes.as_array()) {
+    if (has_string(v, "name", kName)) return;
+  }
+  value volume = value::object();
+  volume["name"] = value::string(kName);
+  volume["emptyDir"] = value::object();
+  volume["emptyDir"]["medium"] = value::string("Memory");
+  volumes[volumes.size()] = volume;
+  value mount = value::object();
+  mount["name"] = value::string(kName);
+  mount["mountPath"] = value::string("/dev/shm");
+  value& mounts = array_field(container, "volumeMounts");
+  mounts[mounts.size()] = mount;
+}
+
 }  // namespace
 
 std::string metrics_port_name(int local_rank) {
@@ -203,6 +234,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   c["env"] = env;
   for (int local = 0; local < std::max(s.gpus_per_node, 1); ++local)
     add_container_port(c, metrics_port_name(local), api::kWorkerMetricsPort + local);
+  add_shared_memory_volume(spec, c);
   if (s.gpus_per_node > 0) {
     value& resources = object_field(c, "resources");
     object_field(resources, "limits")["nvidia.com/gpu"] =

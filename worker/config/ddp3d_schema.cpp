@@ -499,7 +499,11 @@ S env_cfg() {
                                                          .def("auto")
                                                          .doc("auto: nccl with CUDA, else gloo")},
                                          {"timeout", S::integer().min(1).def(1800).doc(
-                                                         "seconds a collective may wait")}})
+                                                         "seconds a collective may wait")},
+                                         {"shared_memory_allreduce",
+                                          S::boolean().def(true).doc(
+                                              "gloo ranks all on one node all-reduce gradients "
+                                              "through shared memory (docs/ddp.md)")}})
                                      .def_empty_map()},
                     {"metrics_port",
                      S::integer().min(0).max(65535).def_null().doc(

@@ -18,8 +18,10 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <unordered_set>
 
+#include "common/log.h"
 #include "worker/dist/bucket_plan.h"
 #include "worker/dist/process_group.h"
+#include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::dist {
 
@@ -89,6 +91,10 @@ struct DistributedDataParallel::State {
     std::int64_t grad_numel = 0;
     std::size_t pending = 0;
     c10::intrusive_ptr<c10d::Work> work;
+    // Through the process group's shared-memory all-reduce (CPU float/double buckets of
+    // ranks on one node) instead of the backend.
+    bool via_shm = false;
+    std::shared_ptr<ShmAllReduceWork> shm_work;
   };
   enum class Phase { kIdle, kArmed, kInBackward, kFinalized };
   // Runs after a parameter's AccumulateGrad node: param.grad() holds this backward's gradient.
@@ -102,9 +108,11 @@ struct DistributedDataParallel::State {
     std::size_t index;
   };
 
-  State(c10d::Backend& b, int r, int w) : backend(b), rank(r), world(w) {}
+  State(c10d::Backend& b, SharedMemoryAllReduce* s, int r, int w)
+      : backend(b), shm(s), rank(r), world(w) {}
 
   c10d::Backend& backend;
+  SharedMemoryAllReduce* shm;  // null: every bucket goes through the backend
   int rank;
   int world;
   DdpOptions options;
@@ -137,6 +145,7 @@ struct DistributedDataParallel::State {
     for (auto& b : buckets) {
       b.pending = b.params.size();
       b.work.reset();
+      b.shm_work.reset();
     }
     missing_work.reset();
     next_bucket = 0;
@@ -196,7 +205,12 @@ struct DistributedDataParallel::State {
       // the bucket before the bucket is overwritten.
       grad = grad.clone();
     }
-    if (grad.defined()) {
+    const bool averaged_by_transport = buckets[p.bucket].via_shm;
+    if (grad.defined() && averaged_by_transport) {
+      // The shared-memory all-reduce divides as it sums: a gradient accumulated in the
+      // bucket (aliased) needs no pass here at all.
+      if (!aliased || !has_grad) p.bucket_view.copy_(grad);
+    } else if (grad.defined()) {
       // Averaging folded into the copy: one pass over the gradient instead of two.
       at::div_out(p.bucket_view, grad, world);
     } else {
@@ -216,8 +230,13 @@ struct DistributedDataParallel::State {
     Bucket& b = buckets[index];
     const bool last_bucket = index + 1 == buckets.size();
     if (last_bucket) write_missing_map();
-    std::vector<at::Tensor> tensors{b.flat};
-    b.work = backend.allreduce(tensors);
+    if (b.via_shm) {
+      // Gradients are averaged, the missing map after them is summed (it counts ranks).
+      b.shm_work = shm->allreduce(b.flat, b.grad_numel);
+    } else {
+      std::vector<at::Tensor> tensors{b.flat};
+      b.work = backend.allreduce(tensors);
+    }
     if (last_bucket && !missing_map_in_bucket) {
       std::vector<at::Tensor> map{missing_map};
       missing_work = backend.allreduce(map);
@@ -248,7 +267,13 @@ struct DistributedDataParallel::State {
       if (!ready[i]) mark_ready(i, /*has_grad=*/false, /*in_backward=*/false);
     }
     const auto wait_begin = Clock::now();
-    for (auto& b : buckets) b.work->wait();
+    for (auto& b : buckets) {
+      if (b.shm_work) {
+        b.shm_work->wait();
+      } else {
+        b.work->wait();
+      }
+    }
     if (missing_work) missing_work->wait();
     stats.allreduce_wait_s = std::chrono::duration<double>(Clock::now() - wait_begin).count();
 
@@ -306,6 +331,30 @@ struct DistributedDataParallel::State {
          "::find_unused_parameters, config key find_unused_parameters: true), or make sure "
          "every forward output takes part in the loss.";
     return s.str();
+  }
+
+  // Collective. The shared-memory all-reduce reads peers' buckets where they are when the
+  // buckets live in shared memory; if that segment cannot be had, the buckets stay private
+  // and go through the all-reduce's slots (one copy more).
+  void place_buckets_in_shared_memory() {
+    std::vector<std::size_t> which;
+    std::vector<std::pair<std::int64_t, at::ScalarType>> specs;
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      if (!buckets[b].via_shm) continue;
+      which.push_back(b);
+      specs.emplace_back(buckets[b].flat.numel(), buckets[b].flat.scalar_type());
+    }
+    if (specs.empty()) return;
+    std::string why;
+    auto shared = shm->allocate_shared(specs, &why);
+    if (shared.empty()) {
+      if (rank == 0) {
+        log::warning("DDP: gradient buckets stay in private memory (" + why +
+                     "); the shared-memory all-reduce copies them through its slots");
+      }
+      return;
+    }
+    for (std::size_t k = 0; k < which.size(); ++k) buckets[which[k]].flat = shared[k];
   }
 
   // Parameters whose gradient accumulators `outputs` do not reach in the autograd graph.
@@ -427,7 +476,9 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<torch::nn::Modu
                                 std::to_string(options_.broadcast_from_rank) +
                                 " is outside the process group of " + std::to_string(pg.size()));
   }
-  state_ = std::make_unique<State>(pg.backend(), pg.rank(), pg.size());
+  state_ = std::make_unique<State>(
+      pg.backend(), options_.shared_memory_allreduce ? pg.shared_memory_allreduce() : nullptr,
+      pg.rank(), pg.size());
   State& s = *state_;
   s.options = options_;
 
@@ -478,10 +529,18 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<torch::nn::Modu
     const bool map_fits =
         last && (first.scalar_type() == at::kFloat || first.scalar_type() == at::kDouble);
     bucket.flat = at::zeros({bucket.grad_numel + (map_fits ? n_params : 0)}, first.options());
+    bucket.via_shm = s.shm != nullptr && SharedMemoryAllReduce::supports(bucket.flat);
+  }
+  if (s.shm != nullptr) s.place_buckets_in_shared_memory();
+  for (std::size_t b = 0; b < plan.size(); ++b) {
+    State::Bucket& bucket = s.buckets[b];
+    const bool last = b + 1 == plan.size();
+    const bool map_fits = last && (bucket.flat.scalar_type() == at::kFloat ||
+                                   bucket.flat.scalar_type() == at::kDouble);
     if (last) {
       s.missing_map_in_bucket = map_fits;
       s.missing_map = map_fits ? bucket.flat.narrow(0, bucket.grad_numel, n_params)
-                               : at::zeros({n_params}, first.options().dtype(at::kFloat));
+                               : at::zeros({n_params}, bucket.flat.options().dtype(at::kFloat));
     }
     std::int64_t offset = 0;
     for (auto i : plan[b]) {

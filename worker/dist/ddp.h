@@ -63,6 +63,9 @@ struct DdpOptions {
   bool gradient_as_bucket_view = true;
   // Rank whose parameters and buffers are authoritative.
   int broadcast_from_rank = 0;
+  // All-reduce CPU float/double buckets through the process group's shared-memory
+  // all-reduce when it has one (ranks on one node, Gloo), instead of the backend.
+  bool shared_memory_allreduce = true;
 };
 
 // One bucket all-reduce, for instrumentation (tests check overlap with it).

@@ -16,12 +16,16 @@
 #include <thread>
 
 #include "common/log.h"
+#include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::dist {
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
+  // Several nodes: the ranks with this rank's local rank, one per node (shm's inter-node sum).
+  c10::intrusive_ptr<c10d::Backend> across_nodes;
+  std::unique_ptr<SharedMemoryAllReduce> shm;
 };
 
 ProcessGroup::ProcessGroup(int rank, int size, BackendKind kind, std::unique_ptr<Impl> impl)
@@ -31,6 +35,10 @@ ProcessGroup::~ProcessGroup() = default;
 
 c10d::Backend& ProcessGroup::backend() {
   return *impl_->backend;
+}
+
+SharedMemoryAllReduce* ProcessGroup::shared_memory_allreduce() {
+  return impl_->shm.get();
 }
 
 void ProcessGroup::barrier() {
@@ -102,6 +110,7 @@ bool is_loopback(const std::string& addr) {
 }
 
 c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store,
+                                            const std::string& prefix, int rank, int size,
                                             const DistEnv& env,
                                             const ProcessGroupOptions& options) {
   auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
@@ -114,8 +123,75 @@ c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store
   } else {
     opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   }
-  auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo/", store);
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.world_size, opts);
+  auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, opts);
+}
+
+// Ranks laid out as `ddp3d launch` and torchrun place them: LOCAL_WORLD_SIZE ranks per node,
+// RANK = GROUP_RANK * LOCAL_WORLD_SIZE + LOCAL_RANK. Only then does the hierarchical
+// all-reduce know which ranks share a node.
+bool uniform_nodes(const DistEnv& env) {
+  return env.local_world_size > 1 && env.world_size % env.local_world_size == 0 &&
+         env.rank == env.group_rank * env.local_world_size + env.local_rank;
+}
+
+// True on every rank when `ok` is true on every rank (through the store).
+bool all_ranks_agree(c10d::Store& store, const DistEnv& env, bool ok, std::string& why) {
+  store.set("ddp3d/shm/agree/" + std::to_string(env.rank),
+            std::vector<std::uint8_t>{static_cast<std::uint8_t>(ok ? 1 : 0)});
+  bool all = true;
+  for (int r = 0; r < env.world_size; ++r) {
+    if (store.get("ddp3d/shm/agree/" + std::to_string(r)).at(0) == 0) {
+      if (all && why.empty()) why = "rank " + std::to_string(r) + " has no shared-memory group";
+      all = false;
+    }
+  }
+  return all;
+}
+
+// The node-local shared-memory all-reduce; on several nodes also a Gloo group per local rank
+// across the nodes, which sums each rank's part between nodes. Every rank reaches the same
+// verdict, so either all use it for gradients or none does.
+void connect_shared_memory(ProcessGroup::Impl& impl, const DistEnv& env,
+                           const ProcessGroupOptions& options) {
+  const bool one_node = env.local_world_size == env.world_size;
+  if (!one_node && !uniform_nodes(env)) {
+    if (env.rank == 0) {
+      log::warning(
+          "shared-memory all-reduce unavailable: ranks are not laid out LOCAL_WORLD_SIZE per "
+          "node (RANK = GROUP_RANK * LOCAL_WORLD_SIZE + LOCAL_RANK); gradients go through gloo");
+    }
+    return;
+  }
+  const int nodes = env.world_size / env.local_world_size;
+  SharedMemoryAllReduce::Options opts;
+  opts.timeout = options.timeout;
+  opts.store_prefix = "ddp3d/shm/node" + std::to_string(env.group_rank) + "/";
+  std::string why;
+  auto shm =
+      SharedMemoryAllReduce::connect(*impl.store, env.local_rank, env.local_world_size, opts, &why);
+  if (!one_node && !all_ranks_agree(*impl.store, env, shm != nullptr, why)) shm.reset();
+  if (!shm) {
+    log::warning("shared-memory all-reduce unavailable, gradients go through gloo: " + why);
+    return;
+  }
+  if (nodes > 1) {
+    impl.across_nodes =
+        make_gloo(impl.store, "ddp3d/across/" + std::to_string(env.local_rank) + "/",
+                  env.group_rank, nodes, env, options);
+    shm->set_inter_node_sum(
+        [across = impl.across_nodes](at::Tensor& part) {
+          std::vector<at::Tensor> t{part};
+          across->allreduce(t)->wait();
+        },
+        nodes);
+  }
+  if (env.rank == 0) {
+    log::info("gradient all-reduce through shared memory (" + std::to_string(env.local_world_size) +
+              " local ranks, " + std::to_string(shm->segment_bytes() >> 20) + " MiB segment" +
+              (nodes > 1 ? "; gloo between " + std::to_string(nodes) + " nodes" : "") + ")");
+  }
+  impl.shm = std::move(shm);
 }
 
 }  // namespace
@@ -138,7 +214,10 @@ std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
     throw std::runtime_error("backend nccl requested but this ddp3d was built without CUDA");
 #endif
   } else {
-    impl->backend = make_gloo(impl->store, env, options);
+    impl->backend = make_gloo(impl->store, "gloo/", env.rank, env.world_size, env, options);
+    if (options.shared_memory_allreduce && env.world_size > 1 && env.local_world_size > 1) {
+      connect_shared_memory(*impl, env, options);
+    }
   }
   return std::unique_ptr<ProcessGroup>(
       new ProcessGroup(env.rank, env.world_size, options.backend, std::move(impl)));

@@ -15,6 +15,8 @@ class Backend;
 
 namespace ddp3d::dist {
 
+class SharedMemoryAllReduce;
+
 enum class BackendKind { kGloo, kNccl };
 
 struct ProcessGroupOptions {
@@ -22,6 +24,11 @@ struct ProcessGroupOptions {
   // How long a rank waits for the rendezvous (store connect and all ranks joining), and the
   // collective timeout.
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // Gloo groups with several ranks per node also get a shared-memory all-reduce, which DDP
+  // uses for gradients (docs/ddp.md): inside a node through shared memory, between nodes over
+  // Gloo (each local rank sums its part with its peers on the other nodes). If a rank cannot
+  // map its segment, every rank falls back to Gloo with a warning.
+  bool shared_memory_allreduce = true;
 };
 
 // A connected process group. Holds the store alive for the life of the group.
@@ -35,13 +42,17 @@ class ProcessGroup {
   int size() const { return size_; }
   BackendKind kind() const { return kind_; }
   c10d::Backend& backend();
+  // The shared-memory (node-local, or hierarchical) all-reduce, or null (see
+  // ProcessGroupOptions).
+  SharedMemoryAllReduce* shared_memory_allreduce();
   // Blocks until every rank arrives (a collective on a one-element tensor).
   void barrier();
+
+  struct Impl;  // opaque: the store and backends, defined in process_group.cpp
 
  private:
   friend std::unique_ptr<ProcessGroup> init_process_group(const DistEnv&,
                                                           const ProcessGroupOptions&);
-  struct Impl;
   ProcessGroup(int rank, int size, BackendKind kind, std::unique_ptr<Impl> impl);
   int rank_;
   int size_;

@@ -70,6 +70,8 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     opts.backend = backend == "auto" ? (cuda ? dist::BackendKind::kNccl : dist::BackendKind::kGloo)
                                      : dist::parse_backend(backend);
     opts.timeout = std::chrono::seconds(cfg.get_or<std::int64_t>("env_cfg.dist_cfg.timeout", 1800));
+    opts.shared_memory_allreduce =
+        cfg.get_or<bool>("env_cfg.dist_cfg.shared_memory_allreduce", true);
 #ifdef DDP3D_WITH_CUDA
     if (cuda) {
       // torch.cuda.set_device(LOCAL_RANK): NCCL and every index-less kCUDA tensor (barrier,

@@ -49,13 +49,14 @@ struct Run {
   }
 };
 
-Run run(int world, std::vector<std::string> args, int timeout_s = 60) {
+Run run(int world, std::vector<std::string> args, int timeout_s = 60, int local_world = 0) {
   Run r;
   r.dir = make_temp_dir("ddp3d-ddp-test-");
   std::vector<std::string> argv{kProbe, args.at(0), r.dir + "/out"};
   argv.insert(argv.end(), args.begin() + 1, args.end());
   SpawnOptions o;
   o.world_size = world;
+  o.local_world_size = local_world;
   o.timeout = std::chrono::seconds(timeout_s);
   o.work_dir = r.dir;
   r.result = spawn_ranks(argv, o);
@@ -78,7 +79,15 @@ TEST(GlooAllreduce, ExactSumOnEveryRankOf3) {
 }
 
 // DDP at world size W, per-rank batch b, equals one process on batch W*b (same data order).
-void expect_equivalent(int world, int batch, int accum, std::vector<std::string> extra = {}) {
+// Gradients go through the shared-memory all-reduce unless `extra` has --transport gloo;
+// the test checks which one the group really used.
+// local_world > 0 simulates nodes of that many ranks (the hierarchical all-reduce).
+void expect_equivalent(int world, int batch, int accum, std::vector<std::string> extra = {},
+                       int local_world = 0) {
+  const bool gloo = std::find(extra.begin(), extra.end(), "gloo") != extra.end();
+  const int nodes = local_world > 0 ? world / local_world : 1;
+  const std::string transport =
+      gloo ? "gloo" : (nodes > 1 ? "shm nodes=" + std::to_string(nodes) : "shm");
   const std::string steps = "5";
   const auto single = run(
       1, {"train", "--no-ddp", "--steps", steps, "--batch", std::to_string(world * batch * accum)});
@@ -91,7 +100,7 @@ void expect_equivalent(int world, int batch, int accum, std::vector<std::string>
                                 "--accum",
                                 std::to_string(accum)};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto dist = run(world, args);
+  const auto dist = run(world, args, 60, local_world);
   ASSERT_TRUE(dist.result.all_succeeded()) << dist.result.describe();
   const auto ref = read_floats(single.out(0, ".final.bin"));
   const auto init = read_floats(single.out(0, ".init.bin"));
@@ -101,6 +110,10 @@ void expect_equivalent(int world, int batch, int accum, std::vector<std::string>
   for (int rank = 0; rank < world; ++rank) {
     // Ranks start from different random weights: rank 0's broadcast must make them equal.
     EXPECT_EQ(max_abs_diff(read_floats(dist.out(rank, ".init.bin")), init), 0.0) << "rank " << rank;
+    EXPECT_EQ(read_text(dist.out(rank, ".transport.txt")), transport);
+    // Over shared memory, DDP's buckets live in the segment and are reduced in place.
+    EXPECT_EQ(std::stoi(read_text(dist.out(rank, ".in_place.txt"))),
+              gloo ? 0 : std::stoi(steps) * std::stoi(read_text(dist.out(rank, ".buckets.txt"))));
     const double diff = max_abs_diff(read_floats(dist.out(rank, ".final.bin")), ref);
     std::cout << "world " << world << " accum " << accum << " rank " << rank
               << ": max |ddp - single| = " << diff << "\n";
@@ -114,8 +127,25 @@ TEST(DdpEquivalence, WorldSize2MatchesSingleProcess) {
 TEST(DdpEquivalence, WorldSize3MatchesSingleProcess) {
   expect_equivalent(3, 4, 1);
 }
+TEST(DdpEquivalence, WorldSize2OverGlooMatchesSingleProcess) {
+  expect_equivalent(2, 4, 1, {"--transport", "gloo"});
+}
+TEST(DdpEquivalence, WorldSize3OverGlooMatchesSingleProcess) {
+  expect_equivalent(3, 4, 1, {"--transport", "gloo"});
+}
+// Two simulated nodes of 2 ranks: shared memory inside each, Gloo between the nodes.
+TEST(DdpEquivalence, TwoNodesOfTwoRanksHierarchicalMatchesSingleProcess) {
+  expect_equivalent(4, 4, 1, {}, 2);
+}
+// Three nodes of 2 ranks, gradients accumulated in place in the buckets.
+TEST(DdpEquivalence, ThreeNodesOfTwoRanksHierarchicalMatchesSingleProcess) {
+  expect_equivalent(6, 2, 2, {"--keep-grads"}, 2);
+}
 TEST(DdpNoSync, AccumulationOf2MicroBatchesMatchesBigBatch) {
   expect_equivalent(2, 4, 2);
+}
+TEST(DdpNoSync, AccumulationOverGlooMatchesBigBatch) {
+  expect_equivalent(2, 4, 2, {"--transport", "gloo", "--keep-grads"});
 }
 // Gradients copied back into their own tensors (gradient_as_bucket_view = false) ...
 TEST(DdpEquivalence, CopiedGradientsMatchSingleProcess) {
@@ -124,6 +154,23 @@ TEST(DdpEquivalence, CopiedGradientsMatchSingleProcess) {
 // ... and zero_grad(set_to_none=false): gradients stay bucket aliases and accumulate in place.
 TEST(DdpEquivalence, InPlaceZeroedGradientsMatchSingleProcess) {
   expect_equivalent(3, 4, 2, {"--keep-grads"});
+}
+
+// A rank that dies does not leave its peers waiting in a shared-memory barrier until the
+// timeout (30 s here): they notice its pid is gone.
+TEST(ShmAllReduce, ARankThatExitsFailsItsPeersPromptlyNamingIt) {
+  const auto r = run(3, {"peer_exits"});
+  EXPECT_LT(r.result.seconds, 15.0) << r.result.describe();
+  EXPECT_EQ(r.result.ranks[2].exit_code, 7) << r.result.describe();
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& rr = r.result.ranks[static_cast<std::size_t>(rank)];
+    EXPECT_FALSE(rr.killed) << r.result.describe();
+    EXPECT_EQ(rr.exit_code, 3) << r.result.describe();
+    EXPECT_NE(rr.output.find("local rank 2 (pid"), std::string::npos) << rr.output;
+    EXPECT_NE(rr.output.find("exited while local rank " + std::to_string(rank) + " waited"),
+              std::string::npos)
+        << rr.output;
+  }
 }
 
 void expect_unused_error(const Run& r, int world, const std::string& ranks_phrase) {

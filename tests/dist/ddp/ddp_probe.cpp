@@ -10,6 +10,8 @@
 //   ddp_probe unused OUT [--find-unused] [--divergent]
 //   ddp_probe overlap OUT
 //   ddp_probe mismatch OUT [--count]
+//   ddp_probe peer_exits OUT        (the last rank exits before the first all-reduce)
+// Every scenario takes --transport gloo to keep gradients off the shared-memory all-reduce.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn.h>
@@ -18,18 +20,21 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "worker/dist/ddp.h"
 #include "worker/dist/dist_env.h"
 #include "worker/dist/distributed_sampler.h"
 #include "worker/dist/process_group.h"
+#include "worker/dist/shm_allreduce.h"
 
 namespace {
 
@@ -105,14 +110,38 @@ std::string prefix(const Args& a, int rank) {
   return a.out + ".rank" + std::to_string(rank);
 }
 
-std::unique_ptr<ProcessGroup> connect(const ddp3d::dist::DistEnv& env) {
+std::unique_ptr<ProcessGroup> connect(const ddp3d::dist::DistEnv& env, const Args& a) {
   ddp3d::dist::ProcessGroupOptions opts;
   opts.timeout = std::chrono::seconds(30);
-  return ddp3d::dist::init_process_group(env, opts);
+  const auto transport = a.flags.count("--transport") ? a.flags.at("--transport") : "shm";
+  if (transport != "shm" && transport != "gloo") {
+    throw std::invalid_argument("--transport takes shm or gloo, not " + transport);
+  }
+  opts.shared_memory_allreduce = transport == "shm";
+  auto pg = ddp3d::dist::init_process_group(env, opts);
+  auto* shm = pg->shared_memory_allreduce();
+  write_text(prefix(a, env.rank) + ".transport.txt",
+             !shm                ? "gloo"
+             : shm->nodes() == 1 ? "shm"
+                                 : "shm nodes=" + std::to_string(shm->nodes()));
+  return pg;
+}
+
+// The last rank exits abruptly once connected; the others must fail promptly in their
+// first shared-memory all-reduce, naming it, instead of waiting for the timeout.
+void run_peer_exits(const Args& a, const ddp3d::dist::DistEnv& env) {
+  auto pg = connect(env, a);
+  if (!pg->shared_memory_allreduce()) throw std::runtime_error("no shared-memory all-reduce");
+  if (env.rank == env.world_size - 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::_Exit(7);
+  }
+  auto t = at::ones({4096});
+  pg->shared_memory_allreduce()->allreduce(t, 0)->wait();
 }
 
 void run_allreduce(const Args& a, const ddp3d::dist::DistEnv& env) {
-  auto pg = connect(env);
+  auto pg = connect(env, a);
   auto t = at::arange(1000, at::kDouble) * (env.rank + 1) + 0.25;
   std::vector<at::Tensor> v{t};
   pg->backend().allreduce(v)->wait();
@@ -135,7 +164,7 @@ void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
   std::unique_ptr<ProcessGroup> pg;
   std::unique_ptr<DistributedDataParallel> ddp;
   if (use_ddp) {
-    pg = connect(env);
+    pg = connect(env, a);
     DdpOptions o;
     // Tiny caps (default: one parameter per bucket) so several all-reduces are in flight.
     constexpr double kMiB = 1024.0 * 1024.0;
@@ -189,11 +218,14 @@ void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
   if (ddp) {
     write_text(prefix(a, env.rank) + ".buckets.txt",
                std::to_string(ddp->bucket_assignment().size()));
+    auto* shm = pg->shared_memory_allreduce();
+    write_text(prefix(a, env.rank) + ".in_place.txt",
+               std::to_string(shm ? shm->in_place_allreduces() : 0));
   }
 }
 
 void run_unused(const Args& a, const ddp3d::dist::DistEnv& env) {
-  auto pg = connect(env);
+  auto pg = connect(env, a);
   torch::manual_seed(5);
   Mlp model(32, true, true);
   DdpOptions o;
@@ -222,7 +254,7 @@ void run_unused(const Args& a, const ddp3d::dist::DistEnv& env) {
 // Parameters loaded into the module after DDP was built: the step must fail, not silently
 // skip the all-reduce.
 void run_replaced(const Args& a, const ddp3d::dist::DistEnv& env) {
-  auto pg = connect(env);
+  auto pg = connect(env, a);
   torch::manual_seed(7);
   Mlp model(32, true, false);
   const std::string saved = prefix(a, env.rank) + ".model.pt";
@@ -237,7 +269,7 @@ void run_replaced(const Args& a, const ddp3d::dist::DistEnv& env) {
 }
 
 void run_overlap(const Args& a, const ddp3d::dist::DistEnv& env) {
-  auto pg = connect(env);
+  auto pg = connect(env, a);
   torch::manual_seed(3);
   torch::nn::Sequential net;
   for (int i = 0; i < 8; ++i) {
@@ -275,7 +307,7 @@ void run_overlap(const Args& a, const ddp3d::dist::DistEnv& env) {
 }
 
 void run_mismatch(const Args& a, const ddp3d::dist::DistEnv& env) {
-  auto pg = connect(env);
+  auto pg = connect(env, a);
   const bool odd = env.rank == env.world_size - 1;
   // The last rank builds a different model: fc2 narrower, or (--count) fc3 without bias.
   Mlp model(odd && !a.has("--count") ? 31 : 32, !(odd && a.has("--count")), false);
@@ -301,6 +333,8 @@ int main(int argc, char** argv) {
       run_replaced(a, env);
     } else if (a.scenario == "mismatch") {
       run_mismatch(a, env);
+    } else if (a.scenario == "peer_exits") {
+      run_peer_exits(a, env);
     } else {
       throw std::invalid_argument("unknown scenario " + a.scenario);
     }

@@ -76,11 +76,13 @@ SpawnResult spawn_ranks(const std::vector<std::string>& argv, const SpawnOptions
         ::dup2(fd, 1);
         ::dup2(fd, 2);
       }
+      const int local =
+          options.local_world_size > 0 ? options.local_world_size : options.world_size;
       ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r % local).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(options.world_size).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.world_size).c_str(), 1);
-      ::setenv("GROUP_RANK", "0", 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(local).c_str(), 1);
+      ::setenv("GROUP_RANK", std::to_string(r / local).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("OMP_NUM_THREADS", "1", 1);

@@ -25,6 +25,8 @@ struct SpawnResult {
 
 struct SpawnOptions {
   int world_size = 2;
+  // Ranks per simulated node (LOCAL_WORLD_SIZE; GROUP_RANK = rank / it); 0: all on one node.
+  int local_world_size = 0;
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   // After the first rank fails, how long the others get to exit by themselves.
   std::chrono::milliseconds grace_after_failure{std::chrono::seconds(15)};

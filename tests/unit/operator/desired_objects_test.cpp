@@ -184,6 +184,27 @@ TEST(DesiredPod, TemplatePortsAndScrapeAnnotationsWin) {
   EXPECT_EQ(a.at("prometheus.io/port").as_string(), "9400");
 }
 
+TEST(DesiredPod, DevShmIsAMemoryBackedEmptyDirUnlessTheTemplateMountsOne) {
+  const value pod = desired_pod(job("pp", 2, 4), 0, 0);
+  const auto& spec = pod.at("spec");
+  ASSERT_EQ(spec.at("volumes").size(), 1u);
+  EXPECT_EQ(spec.at("volumes").at(0).at("name").as_string(), "ddp3d-shm");
+  EXPECT_EQ(spec.at("volumes").at(0).at("emptyDir").at("medium").as_string(), "Memory");
+  const auto& mounts = spec.at("containers").at(0).at("volumeMounts");
+  ASSERT_EQ(mounts.size(), 1u);
+  EXPECT_EQ(mounts.at(0).at("name").as_string(), "ddp3d-shm");
+  EXPECT_EQ(mounts.at(0).at("mountPath").as_string(), "/dev/shm");
+
+  value v = job_json("pp", 2, 4);
+  v["spec"]["template"] = value::parse(R"({"spec": {
+    "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}],
+    "containers": [{"name": "w", "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}]}})");
+  const value own = desired_pod(api::parse_training_job(v).job, 0, 0);
+  ASSERT_EQ(own.at("spec").at("volumes").size(), 1u);
+  EXPECT_EQ(own.at("spec").at("volumes").at(0).at("name").as_string(), "dshm");
+  EXPECT_EQ(own.at("spec").at("containers").at(0).at("volumeMounts").size(), 1u);
+}
+
 TEST(DesiredPod, TemplateCommandIsKept) {
   value v = job_json("pp", 2, 4);
   v["spec"]["template"] = value::parse(
