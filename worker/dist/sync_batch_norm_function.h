@@ -4,7 +4,7 @@
 // c10d all-reduce across ranks (worker/dist/sync_batch_norm.h), or anything a test supplies.
 //
 // Forward: each rank computes per-channel sum, sum of squares and element count of its input
-// (from a one-pass local mean/variance, accumulated in float64 so that E[x²] - E[x]² keeps its
+// (from its local mean and variance, combined in float64 so that E[x²] - E[x]² keeps its
 // precision) and all-reduces them as one flat tensor [2C + 1]; it normalises with the global
 // mean and biased variance and updates the running statistics with the unbiased variance.
 // Backward: sum(dy) and sum(dy * xhat) per channel are all-reduced as one flat tensor [2C],
