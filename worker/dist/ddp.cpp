@@ -230,6 +230,8 @@ struct DistributedDataParallel::State {
     Bucket& b = buckets[index];
     const bool last_bucket = index + 1 == buckets.size();
     if (last_bucket) write_missing_map();
+    // Taken before the hand-over: a shared-memory all-reduce may finish before it returns.
+    const auto launched = Clock::now();
     if (b.via_shm) {
       // Gradients are averaged, the missing map after them is summed (it counts ranks).
       b.shm_work = shm->allreduce(b.flat, b.grad_numel);
@@ -241,7 +243,7 @@ struct DistributedDataParallel::State {
       std::vector<at::Tensor> map{missing_map};
       missing_work = backend.allreduce(map);
     }
-    BucketEvent event{static_cast<int>(index), Clock::now(), in_backward};
+    BucketEvent event{static_cast<int>(index), launched, in_backward};
     stats.timeline.push_back(event);
     stats.bytes_reduced += b.flat.numel() * static_cast<std::int64_t>(b.flat.element_size());
     ++stats.buckets;
@@ -276,6 +278,10 @@ struct DistributedDataParallel::State {
     }
     if (missing_work) missing_work->wait();
     stats.allreduce_wait_s = std::chrono::duration<double>(Clock::now() - wait_begin).count();
+    for (auto& event : stats.timeline) {
+      const auto& work = buckets[static_cast<std::size_t>(event.bucket)].shm_work;
+      if (work) event.completed = work->finished_at();
+    }
 
     const auto counts_tensor = missing_map.to(at::kCPU, at::kFloat);
     const float* counts = counts_tensor.data_ptr<float>();

@@ -73,6 +73,9 @@ struct BucketEvent {
   int bucket = 0;                                  // bucket index (0 = launched first)
   std::chrono::steady_clock::time_point launched;  // all-reduce handed to the backend
   bool launched_in_backward = true;  // false: launched by finalize (unused parameters)
+  // When the all-reduce finished, known for the shared-memory transport (default-constructed
+  // for backends, whose works do not say).
+  std::chrono::steady_clock::time_point completed{};
 };
 
 // What one synchronised step cost; the runner exports these as metrics.

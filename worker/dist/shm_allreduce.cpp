@@ -208,17 +208,23 @@ class Op final : public ShmAllReduceWork {
     {
       std::lock_guard<std::mutex> lock(mu_);
       error_ = std::move(error);
+      finished_ = Clock::now();
       done_ = true;
     }
     cv_.notify_all();
+  }
+  Clock::time_point finished_at() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return finished_;
   }
   at::Tensor flat;
   std::int64_t average_numel;
   SharedPlace place;  // base null: a private tensor, which goes through the slots
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
+  Clock::time_point finished_;
   bool done_ = false;
   std::exception_ptr error_;
 };

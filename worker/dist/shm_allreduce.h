@@ -40,6 +40,8 @@ class ShmAllReduceWork {
   virtual ~ShmAllReduceWork() = default;
   // Blocks until the all-reduce finished; rethrows its error (a peer that died or timed out).
   virtual void wait() = 0;
+  // When the all-reduce finished on this rank (valid after wait() returned).
+  virtual std::chrono::steady_clock::time_point finished_at() const = 0;
 };
 
 class SharedMemoryAllReduce {

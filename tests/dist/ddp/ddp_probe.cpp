@@ -300,7 +300,17 @@ void run_overlap(const Args& a, const ddp3d::dist::DistEnv& env) {
            << std::chrono::duration_cast<std::chrono::microseconds>(st.backward_end -
                                                                     st.backward_start)
                   .count()
-           << " wait_us=" << static_cast<long>(st.allreduce_wait_s * 1e6) << "\n";
+           << " wait_us=" << static_cast<long>(st.allreduce_wait_s * 1e6);
+    // With the shared-memory transport the first bucket's completion time is known: how long
+    // before the end of backward its all-reduce had finished.
+    const auto done = st.timeline.front().completed;
+    report << " first_done_lead_us="
+           << (done == std::chrono::steady_clock::time_point{}
+                   ? std::string("na")
+                   : std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        st.backward_end - done)
+                                        .count()))
+           << "\n";
   }
   report << "observed=" << observed << "\n";
   write_text(prefix(a, env.rank) + ".overlap.txt", report.str());
