@@ -9,36 +9,22 @@
 #include <fstream>
 #include <sstream>
 
+#include "float_files.h"
 #include "rank_spawner.h"
 
 namespace ddp3d::test {
 namespace {
 
-const std::string kProbe = DDP3D_DDP_PROBE;
+using ddp3d::test::max_abs_diff;
+using ddp3d::test::read_floats;
 
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EXPECT_TRUE(f.good()) << "missing " << path;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
-  return out;
-}
+const std::string kProbe = DDP3D_DDP_PROBE;
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m = std::max(m, static_cast<double>(std::fabs(a[i] - b[i])));
-  }
-  return m;
 }
 
 struct Run {

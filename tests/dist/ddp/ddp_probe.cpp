@@ -30,6 +30,7 @@
 #include <thread>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include "probe_io.h"
 #include "worker/dist/ddp.h"
 #include "worker/dist/dist_env.h"
 #include "worker/dist/distributed_sampler.h"
@@ -41,48 +42,10 @@ namespace {
 using ddp3d::dist::DdpOptions;
 using ddp3d::dist::DistributedDataParallel;
 using ddp3d::dist::ProcessGroup;
-
-struct Args {
-  std::string scenario;
-  std::string out;
-  std::map<std::string, std::string> flags;
-  int get(const std::string& k, int def) const {
-    auto it = flags.find(k);
-    return it == flags.end() ? def : std::stoi(it->second);
-  }
-  bool has(const std::string& k) const { return flags.count(k) > 0; }
-};
-
-Args parse(int argc, char** argv) {
-  if (argc < 3) throw std::invalid_argument("usage: ddp_probe SCENARIO OUT [--flag [value]]...");
-  Args a{argv[1], argv[2], {}};
-  for (int i = 3; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument " + k);
-    if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-      a.flags[k] = argv[++i];
-    } else {
-      a.flags[k] = "1";
-    }
-  }
-  return a;
-}
-
-void write_floats(const std::string& path, const std::vector<at::Tensor>& tensors) {
-  std::vector<at::Tensor> flat;
-  for (const auto& t : tensors) flat.push_back(t.detach().to(at::kFloat).reshape({-1}));
-  auto all = at::cat(flat).contiguous();
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(all.data_ptr<float>()),
-          static_cast<std::streamsize>(all.numel() * sizeof(float)));
-  if (!f) throw std::runtime_error("cannot write " + path);
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw std::runtime_error("cannot write " + path);
-}
+using ddp3d::test::parse_probe_args;
+using ddp3d::test::ProbeArgs;
+using ddp3d::test::write_floats;
+using ddp3d::test::write_text;
 
 // An MLP without batch norm, with a buffer added to its output (to test broadcast_buffers)
 // and an optional branch that the caller may leave unused.
@@ -106,14 +69,14 @@ struct MlpImpl : torch::nn::Module {
 };
 TORCH_MODULE(Mlp);
 
-std::string prefix(const Args& a, int rank) {
+std::string prefix(const ProbeArgs& a, int rank) {
   return a.out + ".rank" + std::to_string(rank);
 }
 
-std::unique_ptr<ProcessGroup> connect(const ddp3d::dist::DistEnv& env, const Args& a) {
+std::unique_ptr<ProcessGroup> connect(const ddp3d::dist::DistEnv& env, const ProbeArgs& a) {
   ddp3d::dist::ProcessGroupOptions opts;
   opts.timeout = std::chrono::seconds(30);
-  const auto transport = a.flags.count("--transport") ? a.flags.at("--transport") : "shm";
+  const auto transport = a.get("--transport", std::string("shm"));
   if (transport != "shm" && transport != "gloo") {
     throw std::invalid_argument("--transport takes shm or gloo, not " + transport);
   }
@@ -129,7 +92,7 @@ std::unique_ptr<ProcessGroup> connect(const ddp3d::dist::DistEnv& env, const Arg
 
 // The last rank exits abruptly once connected; the others must fail promptly in their
 // first shared-memory all-reduce, naming it, instead of waiting for the timeout.
-void run_peer_exits(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_peer_exits(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env, a);
   if (!pg->shared_memory_allreduce()) throw std::runtime_error("no shared-memory all-reduce");
   if (env.rank == env.world_size - 1) {
@@ -140,7 +103,7 @@ void run_peer_exits(const Args& a, const ddp3d::dist::DistEnv& env) {
   pg->shared_memory_allreduce()->allreduce(t, 0)->wait();
 }
 
-void run_allreduce(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_allreduce(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env, a);
   auto t = at::arange(1000, at::kDouble) * (env.rank + 1) + 0.25;
   std::vector<at::Tensor> v{t};
@@ -149,7 +112,7 @@ void run_allreduce(const Args& a, const ddp3d::dist::DistEnv& env) {
 }
 
 // K optimizer steps of SGD on a fixed synthetic data set, in DistributedSampler order.
-void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_train(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   const int steps = a.get("--steps", 6);
   const int batch = a.get("--batch", 4);
   const int accum = a.get("--accum", 1);
@@ -224,7 +187,7 @@ void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
   }
 }
 
-void run_unused(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_unused(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env, a);
   torch::manual_seed(5);
   Mlp model(32, true, true);
@@ -253,7 +216,7 @@ void run_unused(const Args& a, const ddp3d::dist::DistEnv& env) {
 
 // Parameters loaded into the module after DDP was built: the step must fail, not silently
 // skip the all-reduce.
-void run_replaced(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_replaced(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env, a);
   torch::manual_seed(7);
   Mlp model(32, true, false);
@@ -268,7 +231,7 @@ void run_replaced(const Args& a, const ddp3d::dist::DistEnv& env) {
   ddp.finalize_backward();
 }
 
-void run_overlap(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_overlap(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env, a);
   torch::manual_seed(3);
   torch::nn::Sequential net;
@@ -316,7 +279,7 @@ void run_overlap(const Args& a, const ddp3d::dist::DistEnv& env) {
   write_text(prefix(a, env.rank) + ".overlap.txt", report.str());
 }
 
-void run_mismatch(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_mismatch(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   auto pg = connect(env, a);
   const bool odd = env.rank == env.world_size - 1;
   // The last rank builds a different model: fc2 narrower, or (--count) fc3 without bias.
@@ -328,7 +291,7 @@ void run_mismatch(const Args& a, const ddp3d::dist::DistEnv& env) {
 
 int main(int argc, char** argv) {
   try {
-    const Args a = parse(argc, argv);
+    const ProbeArgs a = parse_probe_args(argc, argv, "ddp_probe");
     auto env = ddp3d::dist::dist_env_from_environment();
     at::set_num_threads(1);
     if (a.scenario == "allreduce") {

@@ -10,10 +10,14 @@
 #include <map>
 #include <sstream>
 
+#include "float_files.h"
 #include "rank_spawner.h"
 
 namespace ddp3d::test {
 namespace {
+
+using ddp3d::test::max_abs_diff;
+using ddp3d::test::read_floats;
 
 const std::string kProbe = DDP3D_SYNC_BN_PROBE;
 
@@ -108,24 +112,6 @@ TEST(SyncBatchNormDist, RankWithEmptySliceTakesPartAndNothingHangs) {
 // Training a conv net with two SyncBatchNorm layers under DDP at world size W on per-rank
 // batch b ends with the same parameters and running statistics as one process with plain
 // BatchNorm on batch W*b; with plain BatchNorm under DDP it does not.
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EXPECT_TRUE(f.good()) << "missing " << path;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
-  return out;
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m = std::max(m, static_cast<double>(std::fabs(a[i] - b[i])));
-  }
-  return m;
-}
-
 void expect_training_matches(int world) {
   const int batch = 3;
   const std::string steps = "4";

@@ -29,6 +29,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <vector>
 
+#include "probe_io.h"
 #include "worker/dist/ddp.h"
 #include "worker/dist/default_process_group.h"
 #include "worker/dist/dist_env.h"
@@ -39,32 +40,9 @@
 namespace {
 
 using ddp3d::dist::ProcessGroup;
-
-struct Args {
-  std::string scenario;
-  std::string out;
-  std::map<std::string, std::string> flags;
-  std::string get(const std::string& k, const std::string& def) const {
-    auto it = flags.find(k);
-    return it == flags.end() ? def : it->second;
-  }
-  bool has(const std::string& k) const { return flags.count(k) > 0; }
-};
-
-Args parse(int argc, char** argv) {
-  if (argc < 3) throw std::invalid_argument("usage: sync_bn_probe SCENARIO OUT [--flag [value]]");
-  Args a{argv[1], argv[2], {}};
-  for (int i = 3; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument " + k);
-    if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-      a.flags[k] = argv[++i];
-    } else {
-      a.flags[k] = "1";
-    }
-  }
-  return a;
-}
+using ddp3d::test::parse_probe_args;
+using ddp3d::test::ProbeArgs;
+using ddp3d::test::write_floats;
 
 std::vector<int64_t> ints(const std::string& csv) {
   std::vector<int64_t> v;
@@ -98,7 +76,7 @@ void report(const std::string& what, double diff) {
   std::cout << "DIFF " << what << " " << diff << std::endl;
 }
 
-void run_layer(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_layer(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   const std::vector<int64_t> shape = ints(a.get("--shape", "8,4,3,5"));
   const std::vector<int64_t> split = ints(a.get("--split", ""));
   if (static_cast<int>(split.size()) != env.world_size) {
@@ -202,17 +180,7 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
-void write_floats(const std::string& path, const std::vector<at::Tensor>& tensors) {
-  std::vector<at::Tensor> flat;
-  for (const auto& t : tensors) flat.push_back(t.detach().to(at::kFloat).reshape({-1}));
-  const at::Tensor all = at::cat(flat).contiguous();
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(all.data_ptr<float>()),
-          static_cast<std::streamsize>(all.numel() * sizeof(float)));
-  if (!f) throw std::runtime_error("cannot write " + path);
-}
-
-void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
+void run_train(const ProbeArgs& a, const ddp3d::dist::DistEnv& env) {
   const int steps = std::stoi(a.get("--steps", "4"));
   const int64_t batch = std::stoi(a.get("--batch", "4"));
   const int64_t global = batch * env.world_size;
@@ -255,7 +223,7 @@ void run_train(const Args& a, const ddp3d::dist::DistEnv& env) {
 
 int main(int argc, char** argv) {
   try {
-    const Args a = parse(argc, argv);
+    const ProbeArgs a = parse_probe_args(argc, argv, "sync_bn_probe");
     const auto env = ddp3d::dist::dist_env_from_environment();
     at::set_num_threads(1);
     if (a.scenario == "layer") {
