@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "worker/dist/dist_env.h"
 #include "worker/dist/process_group.h"
+#include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::cli {
 
@@ -62,6 +63,24 @@ int run_check_dist(int argc, char** argv) {
               dist::backend_name(pg->kind()) + " is exact on rank " + std::to_string(env.rank) +
               " of world size " + std::to_string(env.world_size) + " (" +
               std::to_string(seconds * 1e3) + " ms)");
+    // The gradient transport of ranks that share a node: the same check through it.
+    if (auto* shm = pg->shared_memory_allreduce()) {
+      auto t = index * static_cast<double>(env.rank + 1);
+      const auto shm_start = std::chrono::steady_clock::now();
+      shm->allreduce(t, 0)->wait();
+      const double shm_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - shm_start).count();
+      const double shm_error = (t - expected).abs().max().item<double>();
+      if (shm_error != 0.0) {
+        log::error("shared-memory all-reduce mismatch: max |error| = " + std::to_string(shm_error));
+        return 1;
+      }
+      log::info("shared-memory all-reduce of " + std::to_string(elements) +
+                " doubles is exact on rank " + std::to_string(env.rank) + " (" +
+                std::to_string(shm->world()) + " local ranks" +
+                (shm->nodes() > 1 ? " x " + std::to_string(shm->nodes()) + " nodes" : "") + ", " +
+                std::to_string(shm_seconds * 1e3) + " ms)");
+    }
     pg->barrier();
     return 0;
   } catch (const std::exception& e) {

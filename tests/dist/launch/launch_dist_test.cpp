@@ -41,6 +41,11 @@ TEST(Launch, AllReduceOverGlooAcrossThreeProcessesIsExact) {
   for (const char* rank : {"exact on rank 0 ", "exact on rank 1 ", "exact on rank 2 "}) {
     EXPECT_NE(r.output.find(rank), std::string::npos) << rank << "\n" << r.output;
   }
+  // Three ranks on one node: the shared-memory gradient all-reduce is set up and exact too.
+  EXPECT_EQ(count(r.output, "shared-memory all-reduce of 65536 doubles is exact on rank"), 3)
+      << r.output;
+  EXPECT_EQ(count(r.output, "gradient all-reduce through shared memory (3 local ranks"), 1)
+      << r.output;
 }
 
 TEST(Launch, SigkillOfOneRankStopsEveryProcessAndNamesTheRank) {
