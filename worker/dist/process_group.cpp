@@ -166,6 +166,7 @@ void connect_shared_memory(ProcessGroup::Impl& impl, const DistEnv& env,
   const int nodes = env.world_size / env.local_world_size;
   SharedMemoryAllReduce::Options opts;
   opts.timeout = options.timeout;
+  opts.slot_bytes = SharedMemoryAllReduce::default_slot_bytes(env.local_world_size);
   opts.store_prefix = "ddp3d/shm/node" + std::to_string(env.group_rank) + "/";
   std::string why;
   auto shm =

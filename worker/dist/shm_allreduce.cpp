@@ -486,6 +486,15 @@ SharedMemoryAllReduce::~SharedMemoryAllReduce() {
   impl_->wake(mine.arrived);
 }
 
+std::size_t SharedMemoryAllReduce::default_slot_bytes(int world) {
+  constexpr std::size_t kMax = std::size_t{4} << 20;
+  constexpr std::size_t kBudget = std::size_t{32} << 20;
+  constexpr std::size_t kMin = std::size_t{64} << 10;
+  const std::size_t fit =
+      kBudget / (2 * static_cast<std::size_t>(std::max(world, 1))) / kPage * kPage;
+  return std::clamp(fit, kMin, kMax);
+}
+
 bool SharedMemoryAllReduce::supports(const at::Tensor& tensor) {
   return tensor.defined() && tensor.device().is_cpu() && tensor.is_contiguous() &&
          (tensor.scalar_type() == at::kFloat || tensor.scalar_type() == at::kDouble);

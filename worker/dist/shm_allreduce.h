@@ -50,11 +50,15 @@ class SharedMemoryAllReduce {
     // How long a rank waits for a peer at one barrier before failing.
     std::chrono::milliseconds timeout{std::chrono::seconds(300)};
     // Bytes of one rank's slot; the segment holds 2 slots per rank. Larger tensors go
-    // through in pieces of this size.
+    // through in pieces of this size. See default_slot_bytes.
     std::size_t slot_bytes = std::size_t{4} << 20;
     // Key prefix in the store (the segment's name and each rank's verdict go there).
     std::string store_prefix = "ddp3d/shm/";
   };
+
+  // 4 MiB per slot, less for many ranks so that the slots stay within 32 MiB: container
+  // runtimes give /dev/shm 64 MiB by default.
+  static std::size_t default_slot_bytes(int world);
 
   // Collective over `store` (which must outlive the object): every rank of the group calls it. Rank
   // 0 creates the segment, the others map it. When any rank cannot (no /dev/shm space, another host

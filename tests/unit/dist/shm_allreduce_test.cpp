@@ -253,6 +253,18 @@ TEST(ShmAllReduce, ASegmentThatCannotBeReservedFailsOnEveryRankWithTheReason) {
   }
 }
 
+TEST(ShmAllReduce, DefaultSlotsStayWithinHalfOfADockerDevShm) {
+  EXPECT_EQ(SharedMemoryAllReduce::default_slot_bytes(2), std::size_t{4} << 20);
+  EXPECT_EQ(SharedMemoryAllReduce::default_slot_bytes(4), std::size_t{4} << 20);
+  EXPECT_EQ(SharedMemoryAllReduce::default_slot_bytes(8), std::size_t{2} << 20);
+  for (int world : {2, 3, 5, 8, 16, 64}) {
+    const auto slot = SharedMemoryAllReduce::default_slot_bytes(world);
+    EXPECT_EQ(slot % 4096, 0u) << world;
+    EXPECT_LE(2 * static_cast<std::size_t>(world) * slot, std::size_t{32} << 20) << world;
+  }
+  EXPECT_EQ(SharedMemoryAllReduce::default_slot_bytes(1024), std::size_t{64} << 10);
+}
+
 TEST(ShmAllReduce, TakesOnlyContiguousCpuFloatingTensors) {
   EXPECT_TRUE(SharedMemoryAllReduce::supports(at::ones({3})));
   EXPECT_TRUE(SharedMemoryAllReduce::supports(at::ones({3}, at::kDouble)));
