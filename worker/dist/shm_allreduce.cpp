@@ -150,6 +150,13 @@ struct SharedPlace {
   std::size_t offset = 0;
 };
 
+// The live tensors from allocate_shared, by data pointer. Their deleters remove their own
+// entries, so a later private tensor at a reused address is never taken for one of them.
+struct SharedRegistry {
+  std::mutex mu;
+  std::unordered_map<const void*, SharedPlace> places;
+};
+
 // Collective: rank 0 creates a segment of `bytes` (`init` lays it out before anyone else
 // can see it), the others map it and `check` it (an error text, or empty). Every rank
 // publishes its verdict and reads all of them, so either every rank returns a mapped
@@ -251,8 +258,8 @@ struct SharedMemoryAllReduce::Impl {
   bool stopping = false;
   std::exception_ptr broken;  // after a failure every later all-reduce fails with it
   std::thread thread;
-  // Tensors from allocate_shared, by data pointer (guarded by mu).
-  std::unordered_map<const void*, SharedPlace> shared_tensors;
+  // Tensors from allocate_shared, by data pointer.
+  std::shared_ptr<SharedRegistry> shared_tensors = std::make_shared<SharedRegistry>();
   int allocations = 0;
   std::atomic<std::int64_t> in_place_done{0};
   std::function<void(at::Tensor&)> sum_across_nodes;  // empty on one node
@@ -506,13 +513,17 @@ std::shared_ptr<ShmAllReduceWork> SharedMemoryAllReduce::allreduce(const at::Ten
     throw std::invalid_argument(
         "shared-memory all-reduce takes a contiguous CPU float or double tensor");
   }
+  SharedPlace place;
+  {
+    SharedRegistry& shared = *impl_->shared_tensors;
+    std::lock_guard<std::mutex> lock(shared.mu);
+    if (auto it = shared.places.find(flat.data_ptr()); it != shared.places.end()) {
+      place = it->second;
+    }
+  }
   std::shared_ptr<Op> op;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    SharedPlace place;
-    if (auto it = impl_->shared_tensors.find(flat.data_ptr()); it != impl_->shared_tensors.end()) {
-      place = it->second;
-    }
     op = std::make_shared<Op>(flat, average_numel, place);
     impl_->queue.push_back(op);
   }
@@ -545,13 +556,20 @@ std::vector<at::Tensor> SharedMemoryAllReduce::allocate_shared(
   char* base = static_cast<char*>(segment->data());
   char* mine = base + region * static_cast<std::size_t>(im.rank);
   std::vector<at::Tensor> tensors;
-  std::lock_guard<std::mutex> lock(im.mu);
+  auto registry = im.shared_tensors;
+  std::lock_guard<std::mutex> lock(registry->mu);
   for (std::size_t i = 0; i < specs.size(); ++i) {
     void* data = mine + offsets[i];
-    // The deleter holds the mapping: it lives as long as any of these tensors.
+    // The deleter holds the mapping (it lives as long as any of these tensors) and forgets
+    // the tensor's place when it goes.
     tensors.push_back(at::from_blob(
-        data, {specs[i].first}, [segment](void*) {}, at::TensorOptions().dtype(specs[i].second)));
-    im.shared_tensors[data] = SharedPlace{base, region, offsets[i]};
+        data, {specs[i].first},
+        [segment, registry](void* p) {
+          std::lock_guard<std::mutex> forget(registry->mu);
+          registry->places.erase(p);
+        },
+        at::TensorOptions().dtype(specs[i].second)));
+    registry->places[data] = SharedPlace{base, region, offsets[i]};
   }
   return tensors;
 }

@@ -143,6 +143,27 @@ TEST(ShmAllReduce, SharedTensorsAreReducedInPlaceExactly) {
   }
 }
 
+// Shared tensors that are gone are forgotten: reduce, free and allocate again several times
+// (the new mappings may reuse the old addresses), with private tensors in between.
+TEST(ShmAllReduce, FreedSharedTensorsAreForgotten) {
+  on_ranks(2, small_slots(), [&](int rank, SharedMemoryAllReduce& group) {
+    for (int round = 0; round < 4; ++round) {
+      std::int64_t before = group.in_place_allreduces();
+      {
+        auto shared = group.allocate_shared({{3000, at::kFloat}});
+        shared[0].copy_(input_of(rank, 3000, at::kFloat));
+        group.allreduce(shared[0], 0)->wait();
+        ASSERT_TRUE(at::equal(shared[0], expected(2, 3000, at::kFloat, 0))) << round;
+      }
+      EXPECT_EQ(group.in_place_allreduces(), before + 1);
+      auto priv = input_of(rank, 3000, at::kFloat);
+      group.allreduce(priv, 0)->wait();
+      ASSERT_TRUE(at::equal(priv, expected(2, 3000, at::kFloat, 0))) << round;
+      EXPECT_EQ(group.in_place_allreduces(), before + 1) << "a private tensor went in place";
+    }
+  });
+}
+
 TEST(ShmAllReduce, ManyQueuedAllReducesCompleteInOrder) {
   // 20 asynchronous all-reduces issued before any is waited for, alternating sizes.
   on_ranks(3, small_slots(), [&](int rank, SharedMemoryAllReduce& group) {
