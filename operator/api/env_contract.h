@@ -14,10 +14,10 @@ inline constexpr std::array<std::string_view, 15> kReservedEnv = {
     "MASTER_PORT",     "WORLD_SIZE",      "PET_NNODES",  "PET_NODE_RANK", "PET_NPROC_PER_NODE",
     "PET_MASTER_ADDR", "PET_MASTER_PORT", "DDP3D_JOB",   "DDP3D_ATTEMPT", "DDP3D_METRICS_PORT",
 };
-// DDP3D_METRICS_PORT: each local rank of a pod serves Prometheus /metrics on this port +
-// LOCAL_RANK (docs/metrics.md, "Worker metrics"); the pod declares them as container ports
-// "metrics" (local rank 0), "metrics-1", ... for the chart's PodMonitor.
-inline constexpr int kWorkerMetricsPort = 9400;
+// DDP3D_METRICS_PORT (spec.metricsPort, default 9400): each local rank of a pod serves
+// Prometheus /metrics on this port + LOCAL_RANK (docs/metrics.md, "Worker metrics"); the pod
+// declares them as container ports "metrics" (local rank 0), "metrics-1", ... for the
+// chart's PodMonitor.
 // Set by the launcher for each local process; a pod-level value would be overwritten or,
 // worse, leak into a process that reads it before the launcher runs.
 inline constexpr std::array<std::string_view, 4> kLauncherEnv = {"RANK", "LOCAL_RANK",

@@ -203,6 +203,7 @@ void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec
   r.integer("nnodes", &spec->nnodes);
   r.integer("gpusPerNode", &spec->gpus_per_node);
   r.integer("port", &spec->port);
+  r.integer("metricsPort", &spec->metrics_port);
   r.string("config", &spec->config);
   r.string_list("args", &spec->args);
   r.string("image", &spec->image);

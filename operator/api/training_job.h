@@ -60,6 +60,8 @@ struct TrainingJobSpec {
   int nnodes = 1;
   int gpus_per_node = 0;
   int port = 29500;
+  // Local rank r of every worker serves /metrics on metrics_port + r (DDP3D_METRICS_PORT).
+  int metrics_port = 9400;
   std::string config;
   std::vector<std::string> args;
   std::string image;

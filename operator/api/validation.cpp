@@ -86,11 +86,17 @@ std::vector<FieldError> validate(const TrainingJob& job) {
     errors.push_back({"spec.port", "must be between 1 and 65535, got " + std::to_string(s.port)});
   }
   // The workers' metrics ports live in the same network namespace as the rendezvous port.
-  const int metrics_last = kWorkerMetricsPort + std::max(s.gpus_per_node, 1) - 1;
-  if (s.port >= kWorkerMetricsPort && s.port <= metrics_last) {
+  const int metrics_last = s.metrics_port + std::max(s.gpus_per_node, 1) - 1;
+  if (s.metrics_port < 1 || metrics_last > 65535) {
+    errors.push_back({"spec.metricsPort",
+                      "must be between 1 and " +
+                          std::to_string(65535 - std::max(s.gpus_per_node, 1) + 1) +
+                          " (one port per local rank), got " + std::to_string(s.metrics_port)});
+  } else if (s.port >= s.metrics_port && s.port <= metrics_last) {
     errors.push_back({"spec.port", std::to_string(s.port) + " is taken by the workers' metrics " +
-                                       "ports " + std::to_string(kWorkerMetricsPort) + "-" +
-                                       std::to_string(metrics_last) + " (DDP3D_METRICS_PORT)"});
+                                       "ports " + std::to_string(s.metrics_port) + "-" +
+                                       std::to_string(metrics_last) +
+                                       " (spec.metricsPort, DDP3D_METRICS_PORT)"});
   }
   if (s.config.empty()) errors.push_back({"spec.config", "required (path of the training config)"});
   const auto& rp = s.run_policy;

@@ -127,7 +127,7 @@ std::vector<std::pair<std::string, std::string>> contract_env(const api::Trainin
       {"PET_MASTER_PORT", port},
       {"DDP3D_JOB", job.meta.name},
       {"DDP3D_ATTEMPT", std::to_string(attempt)},
-      {"DDP3D_METRICS_PORT", std::to_string(api::kWorkerMetricsPort)},
+      {"DDP3D_METRICS_PORT", std::to_string(job.spec.metrics_port)},
   };
 }
 
@@ -186,7 +186,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   value& annotations = object_field(meta, "annotations");
   const std::pair<const char*, std::string> scrape[] = {
       {"prometheus.io/scrape", "true"},
-      {"prometheus.io/port", std::to_string(api::kWorkerMetricsPort)},
+      {"prometheus.io/port", std::to_string(job.spec.metrics_port)},
       {"prometheus.io/path", "/metrics"}};
   for (const auto& [k, v] : scrape) {
     if (!annotations.has_field(k)) annotations[k] = value::string(v);
@@ -233,7 +233,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   for (const auto& e : s.env) env[n++] = e;
   c["env"] = env;
   for (int local = 0; local < std::max(s.gpus_per_node, 1); ++local)
-    add_container_port(c, metrics_port_name(local), api::kWorkerMetricsPort + local);
+    add_container_port(c, metrics_port_name(local), s.metrics_port + local);
   add_shared_memory_volume(spec, c);
   if (s.gpus_per_node > 0) {
     value& resources = object_field(c, "resources");

@@ -65,6 +65,10 @@ INVALID = [
      ["spec.port", "greater than or equal to 1"]),
     ("port 70000", job("bad-port-70000", port=70000),
      ["spec.port", "less than or equal to 65535"]),
+    ("metricsPort 0", job("bad-metrics-port-0", metricsPort=0),
+     ["spec.metricsPort", "greater than or equal to 1"]),
+    ("metricsPort not an integer", job("bad-metrics-port-str", metricsPort="9400"),
+     ["spec.metricsPort", "must be of type integer"]),
     ("missing config", without("bad-no-config", "config"),
      ["spec.config", "Required value"]),
     ("empty config", job("bad-empty-config", config=""),
@@ -182,6 +186,7 @@ class TrainingJobCRDTest(unittest.TestCase):
             self.assertEqual(spec["nnodes"], 1)
             self.assertEqual(spec["gpusPerNode"], 0)
             self.assertEqual(spec["port"], 29500)
+            self.assertEqual(spec["metricsPort"], 9400)
             self.assertEqual(spec["runPolicy"], {"restartPolicy": "OnFailure", "backoffLimit": 3,
                                                  "cleanPodPolicy": "Running", "suspend": False})
         finally:

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "job_fixtures.h"
@@ -165,6 +166,19 @@ TEST(DesiredPod, EveryLocalRankHasANamedMetricsPortAndThePodIsAnnotated) {
   const value cpu = desired_pod(job("pp", 2, 0), 0, 0);
   EXPECT_EQ(ports_of(cpu.at("spec").at("containers").at(0)),
             (std::vector<std::pair<std::string, int>>{{"metrics", 9400}}));
+}
+
+TEST(DesiredPod, MetricsPortMovesEnvPortsAndAnnotationTogether) {
+  value v = job_json("pp", 2, 2);
+  v["spec"]["metricsPort"] = value::number(9600);
+  const value pod = desired_pod(api::parse_training_job(v).job, 1, 0);
+  const auto env = env_of(pod);
+  EXPECT_NE(std::find(env.begin(), env.end(),
+                      std::pair<std::string, std::string>{"DDP3D_METRICS_PORT", "9600"}),
+            env.end());
+  EXPECT_EQ(ports_of(pod.at("spec").at("containers").at(0)),
+            (std::vector<std::pair<std::string, int>>{{"metrics", 9600}, {"metrics-1", 9601}}));
+  EXPECT_EQ(pod.at("metadata").at("annotations").at("prometheus.io/port").as_string(), "9600");
 }
 
 TEST(DesiredPod, TemplatePortsAndScrapeAnnotationsWin) {

@@ -54,7 +54,14 @@ TEST(Validation, TableOfInvalidJobsNamesTheField) {
       {"port too big", "spec.port", "70000", "spec.port", "got 70000"},
       // job_json has 8 GPUs per node: local ranks serve metrics on 9400..9407.
       {"port on a metrics port", "spec.port", "9407", "spec.port",
-       "9407 is taken by the workers' metrics ports 9400-9407 (DDP3D_METRICS_PORT)"},
+       "9407 is taken by the workers' metrics ports 9400-9407 (spec.metricsPort, "
+       "DDP3D_METRICS_PORT)"},
+      // A moved metrics range is checked where it is: 29500 (the default port) falls in it.
+      {"metrics range over the port", "spec.metricsPort", "29495", "spec.port",
+       "29500 is taken by the workers' metrics ports 29495-29502"},
+      {"metricsPort zero", "spec.metricsPort", "0", "spec.metricsPort",
+       "between 1 and 65528 (one port per local rank), got 0"},
+      {"metrics range past 65535", "spec.metricsPort", "65530", "spec.metricsPort", "got 65530"},
       {"missing config", "spec.config", "\"\"", "spec.config", "required"},
       {"unknown restartPolicy", "spec.runPolicy.restartPolicy", "\"Always\"",
        "spec.runPolicy.restartPolicy", "unsupported value \"Always\""},
