@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "operator/kube/errors.h"
+#include "operator/kube/exec_credential.h"
 #include "operator/kube/tls_setup.h"
 #include "operator/kube/token_source.h"
 
@@ -67,9 +68,18 @@ std::string object_key(const value& obj) {
   return object_key(meta_namespace(obj), meta_name(obj));
 }
 
+namespace {
+TokenSource token_source(const Config& config) {
+  if (config.exec) {
+    return TokenSource(
+        std::make_unique<ExecCredentialSource>(*config.exec, config.server, config.ca_pem));
+  }
+  return TokenSource(config.bearer_token, config.bearer_token_file);
+}
+}  // namespace
+
 struct Client::Impl {
-  explicit Impl(Config c)
-      : config(std::move(c)), token(config.bearer_token, config.bearer_token_file) {
+  explicit Impl(Config c) : config(std::move(c)), token(token_source(config)) {
     if (config.server.empty()) throw ConfigError(config.origin + ": no API server address");
     detail::check_tls_material(config);
     http = std::make_unique<http::client::http_client>(config.server,

@@ -4,9 +4,23 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ddp3d::kube {
+
+// A kubeconfig `users[].user.exec` credential plugin (client.authentication.k8s.io), e.g.
+// `aws eks get-token` or `gke-gcloud-auth-plugin`: a command that prints an ExecCredential
+// whose status carries a bearer token.
+struct ExecPlugin {
+  std::string api_version;  // client.authentication.k8s.io/v1 or /v1beta1
+  std::string command;      // a path with '/' is resolved against the kubeconfig's folder
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to the operator's environment
+  bool provide_cluster_info = false;  // pass server and CA in KUBERNETES_EXEC_INFO
+};
 
 struct Config {
   std::string server;  // "https://127.0.0.1:6443" (no trailing slash)
@@ -16,7 +30,8 @@ struct Config {
   std::string client_key_pem;
   std::string bearer_token;  // static token
   std::filesystem::path
-      bearer_token_file;  // token re-read when the file changes (wins over bearer_token)
+      bearer_token_file;           // token re-read when the file changes (wins over bearer_token)
+  std::optional<ExecPlugin> exec;  // token from a credential plugin (wins over both)
   std::string default_namespace = "default";
   std::string origin;  // where this came from, for log and error messages
   std::chrono::milliseconds request_timeout{30000};

@@ -75,6 +75,42 @@ class Reader {
     return text.str();
   }
 
+  ExecPlugin exec_plugin(const YAML::Node& exec, const std::string& where) const {
+    if (!exec.IsMap()) fail(where + " must be a map");
+    ExecPlugin p;
+    p.api_version = str(exec, "apiVersion", where);
+    if (p.api_version != "client.authentication.k8s.io/v1" &&
+        p.api_version != "client.authentication.k8s.io/v1beta1") {
+      fail(where + ".apiVersion must be client.authentication.k8s.io/v1 or /v1beta1, got '" +
+           p.api_version + "'");
+    }
+    p.command = str(exec, "command", where);
+    if (p.command.empty()) fail(where + ".command is missing");
+    if (p.command.find('/') != std::string::npos) p.command = resolve(p.command).string();
+    if (const YAML::Node args = exec["args"]) {
+      if (!args.IsSequence()) fail(where + ".args must be a list of strings");
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        if (!args[i].IsScalar()) fail(where + ".args[" + std::to_string(i) + "] must be a string");
+        p.args.push_back(args[i].as<std::string>());
+      }
+    }
+    if (const YAML::Node env = exec["env"]) {
+      if (!env.IsSequence()) fail(where + ".env must be a list of {name, value}");
+      for (std::size_t i = 0; i < env.size(); ++i) {
+        const std::string at = where + ".env[" + std::to_string(i) + "]";
+        if (!env[i].IsMap()) fail(at + " must be a map with name and value");
+        const std::string name = str(env[i], "name", at);
+        if (name.empty()) fail(at + ".name is missing");
+        p.env.emplace_back(name, str(env[i], "value", at));
+      }
+    }
+    // The operator runs unattended: a plugin that must prompt cannot work here.
+    if (str(exec, "interactiveMode", where) == "Always")
+      fail(where + ".interactiveMode is Always, but the operator cannot answer prompts");
+    p.provide_cluster_info = flag(exec, "provideClusterInfo", where);
+    return p;
+  }
+
   // PEM from either `<key>-data` (base64) or `<key>` (a file path); "" when neither is set.
   std::string pem(const YAML::Node& node, const std::string& key, const std::string& where) const {
     const std::string data = str(node, key + "-data", where);
@@ -139,10 +175,11 @@ Config parse_kubeconfig(const std::string& yaml_text, const std::filesystem::pat
   if (!user_name.empty()) {
     const YAML::Node user = r.named(root, "users", "user", user_name, ctx_where + ".user");
     const std::string u_where = "users[name=" + user_name + "].user";
-    if (user["exec"] || user["auth-provider"])
+    if (user["auth-provider"])
       r.fail(u_where +
-             ": exec and auth-provider credentials are not supported; use a token or "
-             "a client certificate");
+             ": auth-provider credentials are not supported (client-go deprecated them); use an "
+             "exec plugin, a token or a client certificate");
+    if (const YAML::Node exec = user["exec"]) cfg.exec = r.exec_plugin(exec, u_where + ".exec");
     if (user["username"] || user["password"])
       r.fail(u_where + ": basic authentication (username/password) is not supported");
     cfg.bearer_token = r.str(user, "token", u_where);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "operator/kube/errors.h"
+#include "operator/kube/exec_credential.h"
 
 namespace ddp3d::kube {
 
@@ -20,7 +21,12 @@ std::string trim(std::string s) {
 TokenSource::TokenSource(std::string static_token, std::filesystem::path file)
     : static_token_(trim(std::move(static_token))), file_(std::move(file)) {}
 
+TokenSource::TokenSource(std::unique_ptr<ExecCredentialSource> exec) : exec_(std::move(exec)) {}
+
+TokenSource::~TokenSource() = default;
+
 std::string TokenSource::token() {
+  if (exec_) return trim(exec_->token());
   if (file_.empty()) return static_token_;
   std::lock_guard lock(mu_);
   std::error_code ec;

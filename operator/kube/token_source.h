@@ -4,15 +4,21 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 
 namespace ddp3d::kube {
 
+class ExecCredentialSource;
+
 class TokenSource {
  public:
   // `file` empty = always return `static_token`.
   TokenSource(std::string static_token, std::filesystem::path file);
+  // From a kubeconfig exec credential plugin (wins over the other two).
+  explicit TokenSource(std::unique_ptr<ExecCredentialSource> exec);
+  ~TokenSource();
 
   // The current token (surrounding whitespace removed); empty when there is none. Throws
   // ConfigError if the file cannot be read and no token was read from it before.
@@ -20,6 +26,7 @@ class TokenSource {
 
  private:
   std::mutex mu_;
+  std::unique_ptr<ExecCredentialSource> exec_;
   std::string static_token_;
   std::filesystem::path file_;
   std::string cached_;

@@ -3,6 +3,10 @@
 #include "operator/kube/client.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "control_plane.h"
 #include "operator/kube/errors.h"
@@ -181,6 +185,36 @@ TEST(ClientAuth, ServiceAccountTokenFromKubeconfigIsSent) {
     EXPECT_NE(e.message().find("system:serviceaccount:" + ns + ":default"), std::string::npos)
         << e.what();
   }
+}
+
+// The same, with the token handed over by an exec credential plugin (a script standing in for
+// `aws eks get-token`): the server must see the ServiceAccount the plugin's token belongs to.
+TEST(ClientAuth, ExecPluginTokenIsSent) {
+  const std::string ns = testing::unique_namespace("exec");
+  ControlPlane::get().create_namespace(ns);
+  Config cfg = load_kubeconfig(ControlPlane::get().sa_kubeconfig(ns, "default"));
+  ASSERT_FALSE(cfg.bearer_token.empty());
+  const auto script = std::filesystem::temp_directory_path() / ("ddp3d-exec-" + ns + ".sh");
+  std::ofstream(script) << R"(#!/bin/sh
+printf '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s"}}' "$SA_TOKEN"
+)";
+  chmod(script.c_str(), 0700);
+  ExecPlugin plugin;
+  plugin.api_version = "client.authentication.k8s.io/v1";
+  plugin.command = script.string();
+  plugin.env = {{"SA_TOKEN", cfg.bearer_token}};
+  cfg.bearer_token.clear();
+  cfg.exec = plugin;
+  Client sa(cfg);
+  try {
+    sa.list(resources::config_maps(), ns);
+    FAIL() << "the default ServiceAccount may not list configmaps";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.http_status(), 403);
+    EXPECT_NE(e.message().find("system:serviceaccount:" + ns + ":default"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(script);
 }
 
 }  // namespace

@@ -154,12 +154,39 @@ contexts: [{name: c, context: {cluster: k}}]
 clusters: [{name: k, cluster: {server: "https://h", certificate-authority: /nonexistent/ca.crt}}]
 )",
                       {"clusters[name=k].cluster.certificate-authority", "/nonexistent/ca.crt"});
-  expect_config_error(R"(current-context: c
+  expect_config_error(
+      R"(current-context: c
 contexts: [{name: c, context: {cluster: k, user: u}}]
 clusters: [{name: k, cluster: {server: "https://h"}}]
 users: [{name: u, user: {exec: {command: aws}}}]
 )",
-                      {"users[name=u].user", "exec"});
+      {"users[name=u].user.exec.apiVersion must be client.authentication.k8s.io/v1"});
+  expect_config_error(R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1}}}]
+)",
+                      {"users[name=u].user.exec.command is missing"});
+  expect_config_error(R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: a,
+                                interactiveMode: Always}}}]
+)",
+                      {"users[name=u].user.exec.interactiveMode is Always"});
+  expect_config_error(R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: a,
+                                env: [{value: x}]}}}]
+)",
+                      {"users[name=u].user.exec.env[0].name is missing"});
+  expect_config_error(R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users: [{name: u, user: {auth-provider: {name: gcp}}}]
+)",
+                      {"users[name=u].user", "auth-provider credentials are not supported"});
   expect_config_error(R"(current-context: c
 contexts: [{name: c, context: {cluster: k, user: u}}]
 clusters: [{name: k, cluster: {server: "https://h"}}]
@@ -173,6 +200,43 @@ clusters: [{name: k, cluster: {server: "ftp://h"}}]
                       {"clusters[name=k].cluster.server", "ftp://h"});
   expect_config_error("current-context: [unclosed\n", {"invalid YAML"});
   expect_config_error(two_context_config(), {"requested context", "'nope'"}, "nope");
+}
+
+TEST(Kubeconfig, ExecPluginWithArgsEnvAndARelativeCommand) {
+  TempDir dir;
+  const auto path = dir.write("kube/config", R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: bin/get-token
+      args: [--cluster, prod]
+      env: [{name: AWS_PROFILE, value: ml}]
+      provideClusterInfo: true
+      interactiveMode: Never
+)");
+  const Config cfg = load_kubeconfig(path);
+  ASSERT_TRUE(cfg.exec.has_value());
+  EXPECT_EQ(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1");
+  // A command with a slash is relative to the kubeconfig's folder, as kubectl does.
+  EXPECT_EQ(cfg.exec->command, (dir.path() / "kube" / "bin/get-token").string());
+  EXPECT_EQ(cfg.exec->args, (std::vector<std::string>{"--cluster", "prod"}));
+  ASSERT_EQ(cfg.exec->env.size(), 1u);
+  EXPECT_EQ(cfg.exec->env[0], (std::pair<std::string, std::string>{"AWS_PROFILE", "ml"}));
+  EXPECT_TRUE(cfg.exec->provide_cluster_info);
+
+  const auto on_path = dir.write("other", R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://h"}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}}}]
+)");
+  const Config plain = load_kubeconfig(on_path);
+  ASSERT_TRUE(plain.exec.has_value());
+  EXPECT_EQ(plain.exec->command, "aws");  // looked up on PATH when run
+  EXPECT_FALSE(plain.exec->provide_cluster_info);
 }
 
 TEST(Kubeconfig, MissingFileIsNamed) {

@@ -1,0 +1,168 @@
+// Exec credential plugins: what they print is checked, and real plugin scripts are run with
+// the environment client-go gives them, cached until their token expires.
+#include "operator/kube/exec_credential.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "operator/kube/errors.h"
+#include "temp_dir.h"
+
+namespace ddp3d::kube {
+namespace {
+
+using testing::TempDir;
+
+ExecPlugin plugin(const std::string& command = "get-token") {
+  ExecPlugin p;
+  p.api_version = "client.authentication.k8s.io/v1";
+  p.command = command;
+  return p;
+}
+
+std::string credential(const std::string& status) {
+  return R"({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+             "status": )" +
+         status + "}";
+}
+
+void expect_error(const std::string& text, const std::string& want) {
+  try {
+    parse_exec_credential(text, plugin());
+    FAIL() << "no error for " << text;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'get-token'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExecCredential, TokenAndExpiryAreRead) {
+  const auto c = parse_exec_credential(credential(R"({"token": "abc", "expirationTimestamp":
+                                            "2026-11-30T10:00:00Z"})"),
+                                       plugin());
+  EXPECT_EQ(c.token, "abc");
+  ASSERT_TRUE(c.expires.has_value());
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(c.expires->time_since_epoch()).count(),
+            1796032800);
+  EXPECT_FALSE(parse_exec_credential(credential(R"({"token": "abc"})"), plugin()).expires);
+}
+
+TEST(ExecCredential, WhatIsWrongIsNamed) {
+  expect_error("token: abc", "did not print JSON");
+  expect_error(R"({"apiVersion": "client.authentication.k8s.io/v1", "kind": "Secret"})",
+               "other than an ExecCredential");
+  expect_error(R"({"apiVersion": "client.authentication.k8s.io/v1beta1",
+                   "kind": "ExecCredential", "status": {"token": "t"}})",
+               "answered apiVersion 'client.authentication.k8s.io/v1beta1'");
+  expect_error(credential("{}"), "no status.token");
+  expect_error(credential(R"({"clientCertificateData": "x", "clientKeyData": "y"})"),
+               "client certificate; only status.token");
+  expect_error(credential(R"({"token": "t", "expirationTimestamp": "soon"})"),
+               "status.expirationTimestamp");
+}
+
+TEST(ExecCredential, ExecInfoCarriesTheClusterOnlyWhenAsked) {
+  auto p = plugin();
+  const std::string bare = exec_info_json(p, "https://h:6443", "PEM");
+  EXPECT_NE(bare.find(R"("interactive":false)"), std::string::npos) << bare;
+  EXPECT_EQ(bare.find("cluster"), std::string::npos) << bare;
+  p.provide_cluster_info = true;
+  const std::string full = exec_info_json(p, "https://h:6443", "PEM");
+  EXPECT_NE(full.find(R"("server":"https://h:6443")"), std::string::npos) << full;
+  EXPECT_NE(full.find(R"("certificate-authority-data":"UEVN")"), std::string::npos) << full;
+}
+
+// A plugin script that counts its runs in `count` and prints a token that expires in
+// `expires_in` seconds (negative: already expired).
+std::string counting_plugin(const TempDir& dir, int expires_in) {
+  const auto count = dir.path() / "count";
+  const auto script = dir.write("plugin.sh", "#!/bin/sh\necho run >> '" + count.string() +
+                                                 "'\nexp=$(date -u -d \"@$(( $(date +%s) + " +
+                                                 std::to_string(expires_in) +
+                                                 " ))\" +%Y-%m-%dT%H:%M:%SZ)\n"
+                                                 "printf '{\"apiVersion\": "
+                                                 "\"client.authentication.k8s.io/v1\", \"kind\": "
+                                                 "\"ExecCredential\", \"status\": {\"token\": "
+                                                 "\"tok-%s\", \"expirationTimestamp\": \"%s\"}}' "
+                                                 "\"$(wc -l < '" +
+                                                 count.string() + "' | tr -d ' ')\" \"$exp\"\n");
+  chmod(script.c_str(), 0755);
+  return script.string();
+}
+
+int runs(const TempDir& dir) {
+  std::ifstream in(dir.path() / "count");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+TEST(ExecCredentialSource, ATokenIsReusedUntilShortlyBeforeItExpires) {
+  TempDir dir;
+  ExecCredentialSource fresh(plugin(counting_plugin(dir, 3600)), "https://h", "");
+  EXPECT_EQ(fresh.token(), "tok-1");
+  EXPECT_EQ(fresh.token(), "tok-1");
+  EXPECT_EQ(runs(dir), 1);
+
+  TempDir dir2;
+  // Expiring in 5 s is within the 10 s margin: every call asks the plugin again.
+  ExecCredentialSource expiring(plugin(counting_plugin(dir2, 5)), "https://h", "");
+  EXPECT_EQ(expiring.token(), "tok-1");
+  EXPECT_EQ(expiring.token(), "tok-2");
+  EXPECT_EQ(runs(dir2), 2);
+}
+
+TEST(ExecCredentialSource, ThePluginGetsItsEnvAndExecInfo) {
+  TempDir dir;
+  const auto info = dir.path() / "info.json";
+  const auto script = dir.write(
+      "plugin.sh", "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > '" + info.string() +
+                       "'\nprintf '{\"apiVersion\": \"client.authentication.k8s.io/v1\", "
+                       "\"kind\": \"ExecCredential\", \"status\": {\"token\": \"%s-%s\"}}' "
+                       "\"$PROFILE_NAME\" \"$1\"\n");
+  chmod(script.c_str(), 0755);
+  auto p = plugin(script.string());
+  p.args = {"prod"};
+  p.env = {{"PROFILE_NAME", "ml"}};
+  p.provide_cluster_info = true;
+  ExecCredentialSource source(p, "https://h:6443", "");
+  EXPECT_EQ(source.token(), "ml-prod");
+  std::ifstream in(info);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(R"("kind":"ExecCredential")"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(R"("server":"https://h:6443")"), std::string::npos) << text.str();
+}
+
+TEST(ExecCredentialSource, AFailingPluginIsAnErrorWithItsStderr) {
+  TempDir dir;
+  const auto script =
+      dir.write("plugin.sh", "#!/bin/sh\necho 'token expired, run sso login' >&2\nexit 3\n");
+  chmod(script.c_str(), 0755);
+  ExecCredentialSource failing(plugin(script.string()), "https://h", "");
+  try {
+    failing.token();
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("exited with code 3: token expired, run sso login"),
+              std::string::npos)
+        << e.what();
+  }
+  ExecCredentialSource missing(plugin("/nonexistent/get-token"), "https://h", "");
+  try {
+    missing.token();
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("exited with code 127: cannot execute the plugin"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ddp3d::kube
