@@ -536,17 +536,16 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<torch::nn::Modu
         last && (first.scalar_type() == at::kFloat || first.scalar_type() == at::kDouble);
     bucket.flat = at::zeros({bucket.grad_numel + (map_fits ? n_params : 0)}, first.options());
     bucket.via_shm = s.shm != nullptr && SharedMemoryAllReduce::supports(bucket.flat);
+    if (last) s.missing_map_in_bucket = map_fits;
   }
+  // Views into the buckets are taken only now: the buckets may have moved to shared memory.
   if (s.shm != nullptr) s.place_buckets_in_shared_memory();
   for (std::size_t b = 0; b < plan.size(); ++b) {
     State::Bucket& bucket = s.buckets[b];
-    const bool last = b + 1 == plan.size();
-    const bool map_fits = last && (bucket.flat.scalar_type() == at::kFloat ||
-                                   bucket.flat.scalar_type() == at::kDouble);
-    if (last) {
-      s.missing_map_in_bucket = map_fits;
-      s.missing_map = map_fits ? bucket.flat.narrow(0, bucket.grad_numel, n_params)
-                               : at::zeros({n_params}, bucket.flat.options().dtype(at::kFloat));
+    if (b + 1 == plan.size()) {
+      s.missing_map = s.missing_map_in_bucket
+                          ? bucket.flat.narrow(0, bucket.grad_numel, n_params)
+                          : at::zeros({n_params}, bucket.flat.options().dtype(at::kFloat));
     }
     std::int64_t offset = 0;
     for (auto i : plan[b]) {

@@ -370,6 +370,25 @@ struct SharedMemoryAllReduce::Impl {
     }
   }
 
+  // Announces this op's size to the peers; check_same_size compares after the first barrier.
+  void announce_size(const at::Tensor& flat) {
+    lines[rank].numel = flat.numel();
+    lines[rank].dtype = static_cast<std::int32_t>(flat.scalar_type());
+  }
+
+  // All-gather: copies every peer's reduced part j of an m-element piece from `source(j)`
+  // (a pointer to the piece's start in rank j's memory) into `dst`.
+  template <class T, class Source>
+  void copy_peer_parts(T* dst, std::int64_t m, std::int64_t align, Source source) const {
+    for (int j = 0; j < world; ++j) {
+      if (j == rank) continue;
+      const auto [jb, je] = part(m, j, align);
+      if (je > jb) {
+        std::memcpy(dst + jb, source(j) + jb, static_cast<std::size_t>(je - jb) * sizeof(T));
+      }
+    }
+  }
+
   template <class T>
   void reduce(Op& op) {
     T* values = op.flat.data_ptr<T>();
@@ -378,8 +397,7 @@ struct SharedMemoryAllReduce::Impl {
     const auto granule = align * world;
     const auto piece = static_cast<std::int64_t>(slot_bytes / sizeof(T)) / granule * granule;
     std::vector<const T*> parts(static_cast<std::size_t>(world));
-    lines[rank].numel = n;
-    lines[rank].dtype = static_cast<std::int32_t>(op.flat.scalar_type());
+    announce_size(op.flat);
     for (std::int64_t offset = 0; offset < n; offset += piece) {
       const std::int64_t m = std::min(piece, n - offset);
       std::memcpy(slot<T>(rank, buffer), values + offset, static_cast<std::size_t>(m) * sizeof(T));
@@ -393,14 +411,8 @@ struct SharedMemoryAllReduce::Impl {
                     slot<T>(rank, buffer) + begin);
       }
       barrier();
-      for (int j = 0; j < world; ++j) {
-        if (j == rank) continue;
-        const auto [jb, je] = part(m, j, align);
-        if (je > jb) {
-          std::memcpy(values + offset + jb, slot<T>(j, buffer) + jb,
-                      static_cast<std::size_t>(je - jb) * sizeof(T));
-        }
-      }
+      copy_peer_parts(values + offset, m, align,
+                      [&](int j) -> const T* { return slot<T>(j, buffer); });
       buffer ^= 1;
     }
   }
@@ -418,8 +430,7 @@ struct SharedMemoryAllReduce::Impl {
       copies[static_cast<std::size_t>(j)] = reinterpret_cast<const T*>(
           op.place.base + op.place.region_bytes * static_cast<std::size_t>(j) + op.place.offset);
     }
-    lines[rank].numel = n;
-    lines[rank].dtype = static_cast<std::int32_t>(op.flat.scalar_type());
+    announce_size(op.flat);
     barrier();
     check_same_size(op.flat);
     const auto [begin, end] = part(n, rank, align);
@@ -429,14 +440,7 @@ struct SharedMemoryAllReduce::Impl {
       reduce_part(parts, op, begin, end - begin, values + begin, static_cast<T*>(nullptr));
     }
     barrier();
-    for (int j = 0; j < world; ++j) {
-      if (j == rank) continue;
-      const auto [jb, je] = part(n, j, align);
-      if (je > jb) {
-        std::memcpy(values + jb, copies[static_cast<std::size_t>(j)] + jb,
-                    static_cast<std::size_t>(je - jb) * sizeof(T));
-      }
-    }
+    copy_peer_parts(values, n, align, [&](int j) { return copies[static_cast<std::size_t>(j)]; });
     barrier();
     in_place_done.fetch_add(1, std::memory_order_relaxed);
   }
