@@ -1,0 +1,13 @@
+// Process exit codes with a meaning shared by the worker (ranks, launcher) and the operator,
+// which reads them from the terminated container to classify a failure.
+#pragma once
+
+namespace ddp3d::exit_code {
+
+// A rank (or the launcher on its behalf) stopped because another rank or node of the group was
+// lost: a collective failed on a peer, or a peer stopped heartbeating. It is collateral, not
+// the cause; the operator restarts the gang and blames the rank that failed first. Above 128
+// so that restartPolicy ExitCode treats it as retryable; no Linux signal is 200 - 128.
+inline constexpr int kPeerLost = 200;
+
+}  // namespace ddp3d::exit_code
