@@ -1,0 +1,24 @@
+#include "operator/runtime/controller_runnables.h"
+
+namespace ddp3d::op::runtime {
+
+void ControllerInformers::start(const std::stop_token& stop) {
+  controller_.start_informers();
+  controller_.wait_for_sync(stop);
+}
+
+void ControllerInformers::stop(StopMode /*mode*/) noexcept {
+  controller_.stop_informers();
+}
+
+void ControllerWorkers::start(const std::stop_token& /*stop*/) {
+  controller_.start_workers();
+  metrics_.is_leader.set(1);
+}
+
+void ControllerWorkers::stop(StopMode mode) noexcept {
+  controller_.stop_workers(/*drain=*/mode == StopMode::kDrain);
+  metrics_.is_leader.set(0);
+}
+
+}  // namespace ddp3d::op::runtime

@@ -1,0 +1,37 @@
+// The JobController's two halves as Manager runnables: its informers (a cache stage, so a
+// standby replica keeps warm caches) and its workers (leader-only).
+#pragma once
+
+#include "operator/controller/job_controller.h"
+#include "operator/controller/operator_metrics.h"
+#include "operator/runtime/runnable.h"
+
+namespace ddp3d::op::runtime {
+
+class ControllerInformers : public Runnable {
+ public:
+  explicit ControllerInformers(JobController& controller) : controller_(controller) {}
+  std::string name() const override { return "informers"; }
+  // Starts the watches and waits for their first list (JobController::wait_for_sync).
+  void start(const std::stop_token& stop) override;
+  void stop(StopMode mode) noexcept override;
+
+ private:
+  JobController& controller_;
+};
+
+class ControllerWorkers : public Runnable {
+ public:
+  ControllerWorkers(JobController& controller, OperatorMetrics& metrics)
+      : controller_(controller), metrics_(metrics) {}
+  std::string name() const override { return "workers"; }
+  void start(const std::stop_token& stop) override;
+  // kDrain finishes the queued keys; kAbandon stops after the current one.
+  void stop(StopMode mode) noexcept override;
+
+ private:
+  JobController& controller_;
+  OperatorMetrics& metrics_;
+};
+
+}  // namespace ddp3d::op::runtime

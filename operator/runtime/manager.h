@@ -1,0 +1,95 @@
+// The operator's lifecycle in one place, in the spirit of controller-runtime's Manager:
+//
+//   start:  servers (metrics, probes) -> caches (informers, synced) -> campaign for the Lease
+//           (if an Election is set) -> leader-only runnables (the workers)
+//   stop:   on a stop request (SIGTERM/SIGINT), on losing leadership, or when something
+//           fails to start: leader-only runnables (drained, or abandoned when leadership was
+//           lost) -> the election (which releases a held Lease) -> caches -> servers
+//
+// Within a stage runnables start in the order added and stop in reverse. run() returns only
+// after every started runnable has stopped and the election thread has been joined.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "operator/runtime/election.h"
+#include "operator/runtime/runnable.h"
+
+namespace ddp3d::op::runtime {
+
+enum class Stage { kServers, kCaches, kLeaderOnly };
+
+struct RunResult {
+  enum class Outcome {
+    kStopped,         // a stop was requested: everything drained and stopped
+    kStartFailed,     // `error` names the runnable that could not start
+    kLeadershipLost,  // the Lease was lost (or the election ended) without a stop request
+  };
+  Outcome outcome = Outcome::kStopped;
+  std::string error;
+  Stage failed_stage = Stage::kServers;  // for kStartFailed
+};
+
+class Manager {
+ public:
+  Manager() = default;
+  ~Manager();
+  Manager(const Manager&) = delete;
+  Manager& operator=(const Manager&) = delete;
+
+  // Before run().
+  void add(Stage stage, std::unique_ptr<Runnable> runnable);
+  // Without an election, the leader-only runnables start right after the caches.
+  void set_election(std::unique_ptr<Election> election);
+
+  // Blocks until stopped (see above). Call once.
+  RunResult run(const std::stop_token& stop);
+
+  // For /readyz: true once the caches have synced and the process is either waiting for
+  // the Lease (a standby is doing its job) or running its workers; false while starting
+  // or stopping.
+  bool ready() const { return ready_.load(); }
+
+ private:
+  struct Entry {
+    Stage stage;
+    std::unique_ptr<Runnable> runnable;
+  };
+  // Starts every runnable of `stage`; false if one failed (`result` says which) or a stop
+  // came meanwhile.
+  bool start_stage(Stage stage, const std::stop_token& stop, RunResult& result);
+  void start_election();
+  void stop_election();
+  // Stops what was started, in the order described above.
+  void shut_down(StopMode leader_mode);
+  struct Events {
+    bool stop_requested;
+    bool leading;
+  };
+  // Waits for a stop request, the end of the election, or (when not yet `leading`) for
+  // leadership.
+  Events wait_for_event(bool leading);
+
+  std::vector<Entry> entries_;
+  std::vector<Runnable*> started_;  // start order
+  std::unique_ptr<Election> election_;
+  std::jthread election_thread_;
+  std::atomic<bool> ready_{false};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_requested_ = false;
+  bool leading_ = false;
+  bool election_done_ = false;
+};
+
+const char* to_string(Stage stage);
+
+}  // namespace ddp3d::op::runtime
