@@ -99,31 +99,47 @@ void JobController::enqueue_owner(const value& child) {
   if (!key.empty()) queue_.add(key);
 }
 
-void JobController::start() {
-  if (started_) return;
-  started_ = true;
+void JobController::start_informers() {
+  if (informers_started_) return;
+  informers_started_ = true;
   for (auto& s : scopes_) {
     s.pods->start();
     s.services->start();
     s.jobs->start();
   }
+}
+
+bool JobController::wait_for_sync(const std::stop_token& stop) {
   const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
   for (auto& s : scopes_) {
     for (auto* inf : {s.pods.get(), s.services.get(), s.jobs.get()}) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      if (!inf->wait_for_sync(std::max(left, std::chrono::milliseconds(1)))) {
-        throw std::runtime_error("cache of " + inf->resource().plural + " in " +
-                                 (s.ns.empty() ? std::string("all namespaces") : s.ns) +
-                                 " did not sync within " +
-                                 std::to_string(config_.sync_timeout.count()) +
-                                 "s (is the API server reachable, and may this account list "
-                                 "and watch it?)");
-      }
+      if (inf->wait_for_sync(std::max(left, std::chrono::milliseconds(1)), stop)) continue;
+      if (stop.stop_requested()) return false;
+      throw std::runtime_error("cache of " + inf->resource().plural + " in " +
+                               (s.ns.empty() ? std::string("all namespaces") : s.ns) +
+                               " did not sync within " +
+                               std::to_string(config_.sync_timeout.count()) +
+                               "s (is the API server reachable, and may this account list "
+                               "and watch it?)");
     }
   }
-  log::info("caches synced; starting " + std::to_string(config_.workers) + " workers");
+  log::info("caches synced");
+  return true;
+}
+
+void JobController::start_workers() {
+  if (workers_started_) return;
+  workers_started_ = true;
+  log::info("starting " + std::to_string(config_.workers) + " workers");
   for (int i = 0; i < config_.workers; ++i) workers_.emplace_back([this] { worker(); });
+}
+
+void JobController::start() {
+  start_informers();
+  wait_for_sync({});
+  start_workers();
 }
 
 void JobController::stop_workers(bool drain) {
@@ -137,10 +153,9 @@ void JobController::stop_workers(bool drain) {
   workers_.clear();  // joins
 }
 
-void JobController::stop() {
-  stop_workers(true);
-  if (stopped_) return;
-  stopped_ = true;
+void JobController::stop_informers() {
+  if (informers_stopped_) return;
+  informers_stopped_ = true;
   for (auto& s : scopes_) {
     s.jobs->stop();
     s.pods->stop();
@@ -148,11 +163,16 @@ void JobController::stop() {
   }
 }
 
+void JobController::stop() {
+  stop_workers(true);
+  stop_informers();
+}
+
 bool JobController::synced() const {
   for (const auto& s : scopes_) {
     if (!s.jobs->has_synced() || !s.pods->has_synced() || !s.services->has_synced()) return false;
   }
-  return started_;
+  return informers_started_;
 }
 
 std::size_t JobController::queue_depth() const {

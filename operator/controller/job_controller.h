@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,15 +37,23 @@ class JobController {
   JobController(const JobController&) = delete;
   JobController& operator=(const JobController&) = delete;
 
-  // Starts the informers, waits for their first list, then starts the workers. Throws
+  // The lifecycle in steps, so the operator's Manager can start the informers before the
+  // Lease is won (a standby keeps warm caches) and the workers only once it is:
+  void start_informers();
+  // Waits for every informer's first list. Returns false if `stop` came first; throws
   // std::runtime_error if the caches do not sync within config.sync_timeout (e.g. RBAC).
-  void start();
+  bool wait_for_sync(const std::stop_token& stop);
+  void start_workers();
   // Stops the workers. With `drain`, they first finish the keys already queued (graceful
   // shutdown while still leading); without it they stop after their current key (leadership
-  // lost: another replica may be acting). The informers keep watching. Idempotent.
+  // lost: another replica may be acting). Idempotent.
   void stop_workers(bool drain);
-  // stop_workers(true), then stops the informers. Joining a watch may wait until its
-  // stream next delivers data or times out, so a process that is about to exit skips this.
+  // Cancels the watches and joins the informers' threads. Idempotent.
+  void stop_informers();
+
+  // All of the above in one call: start_informers(), wait_for_sync(), start_workers().
+  void start();
+  // stop_workers(true), then stop_informers().
   void stop();
   bool synced() const;
 
@@ -74,9 +83,10 @@ class JobController {
   // reconcile never acts on a status older than its own last write.
   std::mutex written_mu_;
   std::map<std::string, web::json::value> written_;
-  bool started_ = false;
+  bool informers_started_ = false;
+  bool workers_started_ = false;
   bool workers_stopped_ = false;
-  bool stopped_ = false;
+  bool informers_stopped_ = false;
 };
 
 }  // namespace ddp3d::op

@@ -45,13 +45,17 @@ void Informer::stop() {
   }
 }
 
-bool Informer::wait_for_sync(std::chrono::milliseconds timeout) const {
+bool Informer::wait_for_sync(std::chrono::milliseconds timeout, const std::stop_token& stop) const {
   std::unique_lock lock(sync_mu_);
-  return sync_cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+  return sync_cv_.wait_for(lock, stop, timeout, [this] { return synced_.load(); });
 }
 
 std::string Informer::resource_version() const {
   return watcher_ ? watcher_->resource_version() : std::string();
+}
+
+int Informer::watch_reconnects() const {
+  return watcher_ ? watcher_->reconnects() : 0;
 }
 
 void Informer::run(const std::stop_token& stop) {

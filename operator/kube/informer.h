@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,13 +51,15 @@ class Informer {
 
   // True once the first list has been delivered to the cache and the handlers.
   bool has_synced() const { return synced_.load(); }
-  // Waits up to `timeout`; returns has_synced().
-  bool wait_for_sync(std::chrono::milliseconds timeout) const;
+  // Waits up to `timeout` (less if `stop` is requested); returns has_synced().
+  bool wait_for_sync(std::chrono::milliseconds timeout, const std::stop_token& stop = {}) const;
 
   const ObjectCache& cache() const { return cache_; }
   const Resource& resource() const { return resource_; }
   // The resourceVersion the cache reflects.
   std::string resource_version() const;
+  // How often the watch has had to reconnect after an error (0 before start()).
+  int watch_reconnects() const;
 
  private:
   std::string relist();
@@ -71,7 +74,7 @@ class Informer {
   ObjectCache cache_;
   std::atomic<bool> synced_{false};
   mutable std::mutex sync_mu_;
-  mutable std::condition_variable sync_cv_;
+  mutable std::condition_variable_any sync_cv_;  // _any: its waits take a stop token
   void dispatch_add(const web::json::value& obj);
   void dispatch_update(const web::json::value& old_obj, const web::json::value& new_obj);
   void dispatch_delete(const web::json::value& obj);
