@@ -16,6 +16,7 @@ void FakeClock::wait_until(std::condition_variable& cv, std::unique_lock<std::mu
     if (now_ >= deadline) return;
     waiters_.push_back({&cv, lock.mutex()});
   }
+  waiters_changed_.notify_all();
   // advance() must take the caller's mutex before notifying, so a notification cannot slip in
   // between the registration above and this wait (the caller still holds that mutex here).
   cv.wait(lock);
@@ -36,6 +37,12 @@ void FakeClock::advance(duration d) {
     std::lock_guard g(*w.mu);
     w.cv->notify_all();
   }
+}
+
+bool FakeClock::wait_for_waiters(int n, std::chrono::milliseconds timeout) const {
+  std::unique_lock g(mu_);
+  return waiters_changed_.wait_for(g, timeout,
+                                   [&] { return static_cast<int>(waiters_.size()) >= n; });
 }
 
 int FakeClock::waiters() const {

@@ -43,6 +43,9 @@ class FakeClock final : public Clock {
   void advance(duration d);
   // Number of threads currently blocked in wait_until (lets tests wait for a consumer to park).
   int waiters() const;
+  // Waits, in real time and up to `timeout`, until at least `n` threads are blocked in
+  // wait_until (a consumer has parked); returns whether they are.
+  bool wait_for_waiters(int n, std::chrono::milliseconds timeout) const;
 
  private:
   struct Waiter {
@@ -52,6 +55,7 @@ class FakeClock final : public Clock {
   mutable std::mutex mu_;
   time_point now_{};
   std::vector<Waiter> waiters_;
+  mutable std::condition_variable waiters_changed_;
 };
 
 }  // namespace ddp3d::kube

@@ -4,9 +4,12 @@
 #include <cpprest/json.h>
 
 #include <chrono>
+#include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "operator/kube/client.h"
@@ -43,6 +46,17 @@ inline bool eventually(const std::function<bool()>& condition,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return condition();
+}
+
+// Threads of this process now (/proc/self/task entries).
+inline std::size_t live_threads() {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++n;
+  }
+  return n;
 }
 
 inline std::string data_value(const web::json::value& cm, const std::string& key) {

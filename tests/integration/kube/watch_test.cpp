@@ -187,12 +187,17 @@ TEST_F(InformerTest, ResyncRedeliversCachedObjectsAsUpdates) {
                         ++same_version_updates;
                     },
                     {}});
+  const std::size_t threads_before = testing::live_threads();
   inf.start();
   ASSERT_TRUE(inf.wait_for_sync(15s));
   EXPECT_TRUE(eventually([&] { return same_version_updates >= 3; }, 10s));
+  EXPECT_GE(testing::live_threads(), threads_before + 2) << "a watch and a resync thread";
   inf.stop();
   const int after_stop = same_version_updates;
-  std::this_thread::sleep_for(500ms);
+  // stop() joined both threads (a joined thread may linger in /proc for a moment), so nothing
+  // is left that could deliver another resync.
+  EXPECT_TRUE(eventually([&] { return testing::live_threads() <= threads_before; }, 5s))
+      << testing::live_threads() << " threads, " << threads_before << " before start()";
   EXPECT_EQ(same_version_updates.load(), after_stop) << "stop() ends the resync loop";
 }
 
@@ -208,7 +213,8 @@ TEST_F(InformerTest, SurvivesAnApiserverRestart) {
   ASSERT_TRUE(inf.wait_for_sync(15s));
 
   ControlPlane::get().stop_apiserver();
-  std::this_thread::sleep_for(1500ms);  // the watch notices and starts backing off
+  // The watch notices (its stream ends, the reconnect is refused) and starts backing off.
+  EXPECT_TRUE(eventually([&] { return inf.watch_reconnects() >= 1; }, 15s));
   ControlPlane::get().start_apiserver();
 
   client.create(cms, ns, config_map("after", {}));

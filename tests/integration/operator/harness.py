@@ -44,6 +44,20 @@ def wait_for(fn, timeout=30.0, what="condition", interval=0.2):
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
+def holds_for(check, duration, what="condition", interval=0.05):
+    """Asserts that check() holds throughout `duration` seconds, failing at the first moment
+    it does not. A claim that something does *not* happen can only be checked over a window;
+    this checks it all through the window rather than once after a sleep."""
+    deadline = time.monotonic() + duration
+    while True:
+        value = check()
+        if not value:
+            raise AssertionError(f"{what} stopped holding (got {value!r})")
+        if time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -130,6 +144,10 @@ class Operator:
             return self.http(self.health_port, "/readyz")[0] == 200
         except OSError:
             return False
+
+    def threads(self):
+        """How many threads the process has now (/proc/<pid>/task)."""
+        return len(os.listdir(f"/proc/{self.proc.pid}/task"))
 
     def logs(self):
         with open(self.log_path) as f:

@@ -129,7 +129,7 @@ TEST(WorkQueue, BlockedGetWakesWhenFakeTimeReachesADelayedItem) {
   FakeQueue f;
   f.q.add_after("a", 3s);
   auto got = std::async(std::launch::async, [&] { return f.q.get(); });
-  while (f.clock->waiters() == 0) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(f.clock->wait_for_waiters(1, 5s)) << "the consumer never blocked";
   f.clock->advance(2s);
   EXPECT_EQ(got.wait_for(50ms), std::future_status::timeout);
   f.clock->advance(1s);
@@ -138,10 +138,10 @@ TEST(WorkQueue, BlockedGetWakesWhenFakeTimeReachesADelayedItem) {
 }
 
 TEST(WorkQueue, BlockedGetWakesOnAddFromAnotherThread) {
-  WorkQueue q;  // real clock
-  auto got = std::async(std::launch::async, [&] { return q.get(); });
-  std::this_thread::sleep_for(20ms);
-  q.add("x");
+  FakeQueue f;  // time never moves: only the add can wake the consumer
+  auto got = std::async(std::launch::async, [&] { return f.q.get(); });
+  ASSERT_TRUE(f.clock->wait_for_waiters(1, 5s)) << "the consumer never blocked";
+  f.q.add("x");
   ASSERT_EQ(got.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(got.get(), "x");
 }
@@ -160,13 +160,13 @@ TEST(WorkQueue, ShutDownDrainsThenReturnsNulloptAndIgnoresAdds) {
 }
 
 TEST(WorkQueue, ShutDownNowWakesBlockedConsumers) {
-  WorkQueue q;
+  FakeQueue f;
   std::vector<std::future<std::optional<std::string>>> consumers;
   for (int i = 0; i < 3; ++i)
-    consumers.push_back(std::async(std::launch::async, [&] { return q.get(); }));
-  std::this_thread::sleep_for(20ms);
-  q.add("left-behind");
-  q.shut_down_now();
+    consumers.push_back(std::async(std::launch::async, [&] { return f.q.get(); }));
+  ASSERT_TRUE(f.clock->wait_for_waiters(3, 5s)) << "the consumers never blocked";
+  f.q.add("left-behind");
+  f.q.shut_down_now();
   int nullopts = 0;
   for (auto& c : consumers) {
     ASSERT_EQ(c.wait_for(5s), std::future_status::ready);
@@ -188,7 +188,8 @@ TEST(WorkQueue, NoItemIsProcessedByTwoWorkersAtOnce) {
           std::lock_guard l(mu);
           if (!in_flight.insert(*item).second) ++overlaps;
         }
-        std::this_thread::sleep_for(100us);
+        // Hold the item for a moment, so that a second worker would have time to take it.
+        for (int i = 0; i < 100; ++i) std::this_thread::yield();
         {
           std::lock_guard l(mu);
           in_flight.erase(*item);
@@ -199,9 +200,12 @@ TEST(WorkQueue, NoItemIsProcessedByTwoWorkersAtOnce) {
     });
   for (int round = 0; round < 200; ++round)
     for (int k = 0; k < 5; ++k) q.add("key-" + std::to_string(k));
-  while (q.len() > 0 || q.processing_len() > 0) std::this_thread::sleep_for(1ms);
+  // A draining shutdown: the workers finish every queued and re-queued item, then get()
+  // returns nullopt and they end.
   q.shut_down();
   for (auto& t : workers) t.join();
+  EXPECT_EQ(q.len(), 0u);
+  EXPECT_EQ(q.processing_len(), 0u);
   EXPECT_EQ(overlaps.load(), 0);
   EXPECT_GE(processed.load(), 5);
   EXPECT_LE(processed.load(), 1000);
