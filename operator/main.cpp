@@ -6,8 +6,6 @@
 // the workers -> on SIGTERM or SIGINT drain the queue, release the Lease, stop the watches
 // and servers, join every thread and exit 0. Losing the Lease exits 1 at once so the process
 // restarts clean and campaigns again, as client-go controllers do.
-#include <pplx/pplxtasks.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -26,6 +24,7 @@
 #include "operator/kube/leader_elector.h"
 #include "operator/runtime/controller_runnables.h"
 #include "operator/runtime/kube_election.h"
+#include "operator/runtime/library_threads.h"
 #include "operator/runtime/manager.h"
 #include "operator/runtime/server_runnable.h"
 #include "operator/runtime/signal_stop.h"
@@ -152,9 +151,9 @@ int main(int argc, char** argv) {
   // Before any thread exists, so that every thread inherits the mask.
   const sigset_t signals = rt::block_stop_signals();
   log::set_prefix("operator");
-  // cpprest's shared thread pool lives until static destruction; start it now so the count
-  // below includes it, and what run() starts must be gone by the time it returns.
-  pplx::create_task([] {}).wait();
+  // Library threads that live until static destruction are started first, so the count below
+  // includes them; whatever run() starts must be gone by the time it returns.
+  rt::start_library_threads();
   const std::size_t threads_before = rt::live_threads();
   log::info(std::to_string(threads_before) + " threads before starting");
   const int code = run(opts, signals);
@@ -166,6 +165,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   log::info("stopped; every thread joined (" + std::to_string(threads_after) +
-            " left: main and cpprest's pool)");
+            " left: main and the libraries' own)");
   return code;
 }
