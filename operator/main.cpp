@@ -156,7 +156,13 @@ int main(int argc, char** argv) {
   rt::start_library_threads();
   const std::size_t threads_before = rt::live_threads();
   log::info(std::to_string(threads_before) + " threads before starting");
-  const int code = run(opts, signals);
+  int code = 1;
+  try {
+    code = run(opts, signals);
+  } catch (const std::exception& e) {
+    // Every part is destroyed (and its threads joined) by the time this runs.
+    log::error(std::string("ddp3d-operator: ") + e.what());
+  }
   const std::size_t threads_after =
       rt::wait_for_threads_at_most(threads_before, std::chrono::seconds(2));
   if (threads_after > threads_before) {
