@@ -399,8 +399,11 @@ class Reconciler {
     // The rank to blame: not one that stopped only because a peer was lost (kPeerLost).
     const ObservedPod* first = blamed_failure(failed);
     if (is_peer_lost(*first)) {
-      // Every failed rank lost a peer, and no pod shows why: a node or network went away
-      // unseen. Not the program's fault, so it restarts as a disruption does.
+      // Every failed rank lost a peer. The rank that was lost may yet report why (a 137 from
+      // the OOM killer, a disruption): wait for it as for a permanent code below. If nothing
+      // shows, a node or network went away unseen: not the program's fault, so the gang
+      // restarts as for a disruption.
+      if (awaiting_verdict(*first)) return true;
       restart_gang(RestartCause::kDisruption,
                    describe_failure(*first) + " (a peer was lost, no rank failed on its own)",
                    std::nullopt);
@@ -428,21 +431,8 @@ class Reconciler {
       fail("NodeFailed", describe_failure(*first) + "; restartPolicy is Never", false);
       return true;
     }
-    if (permanent && permanent->finished_at) {
-      // A peer still running may yet report a retryable code (the one that was killed):
-      // wait for it, up to the grace period counted from the permanent pod's exit.
-      bool group_settled = true;
-      for (const auto& [rank, p] : current_)
-        group_settled = group_settled && (p->phase == "Failed" || p->phase == "Succeeded");
-      const int64_t waited = now_ - *permanent->finished_at;
-      if (!group_settled && waited < kExitCodeVerdictGraceSeconds) {
-        const int64_t left = kExitCodeVerdictGraceSeconds - waited;
-        if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
-          r_.requeue_after_seconds = left;
-        }
-        return true;  // no verdict yet; the status stays as it is
-      }
-    }
+    // A peer still running may yet report a retryable code (the one that was killed).
+    if (permanent && awaiting_verdict(*permanent)) return true;
     if (permanent) {
       fail("PermanentExitCode",
            describe_failure(*permanent) +
@@ -451,6 +441,24 @@ class Reconciler {
       return true;
     }
     restart_gang(RestartCause::kFailure, describe_failure(*first), std::nullopt);
+    return true;
+  }
+
+  // While pods of the group still run, a failure that would decide the job's fate by what
+  // it is not (a permanent code, or only collateral exits) waits for the others to report,
+  // up to kExitCodeVerdictGraceSeconds from `decider`'s exit; true while waiting (the status
+  // stays as it is, a requeue is due when the wait ends).
+  bool awaiting_verdict(const ObservedPod& decider) {
+    if (!decider.finished_at) return false;
+    bool group_settled = true;
+    for (const auto& [rank, p] : current_)
+      group_settled = group_settled && (p->phase == "Failed" || p->phase == "Succeeded");
+    const int64_t waited = now_ - *decider.finished_at;
+    if (group_settled || waited >= kExitCodeVerdictGraceSeconds) return false;
+    const int64_t left = kExitCodeVerdictGraceSeconds - waited;
+    if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
+      r_.requeue_after_seconds = left;
+    }
     return true;
   }
 

@@ -908,6 +908,32 @@ TEST(Reconcile, PeerLostRanksAreNotBlamed) {
       << r.status.message;
 }
 
+TEST(Reconcile, PeerLostExitsWaitForTheLostRankToReport) {
+  // Rank 0 exited 200 at T0+5 because rank 1 was killed; rank 1's 137 is not in yet.
+  auto j = running_job();
+  j.spec.run_policy.restart_policy = api::RestartPolicy::kOnFailure;
+  Pods pods = all_pods(j, 0, "Running");
+  pods[0].phase = "Failed";
+  pods[0].exit_code = 200;
+  pods[0].finished_at = kT0 + 5;
+  auto r = reconcile(j, {}, observed(j, pods), kT0 + 7);
+  EXPECT_EQ(r.status, j.status) << "no verdict while the group may still explain it";
+  EXPECT_TRUE(r.actions.empty());
+  EXPECT_EQ(r.requeue_after_seconds, kExitCodeVerdictGraceSeconds - 2);
+  // The killed rank reports: an ordinary failure, counted against backoffLimit.
+  Pods killed = pods;
+  killed[1].phase = "Failed";
+  killed[1].exit_code = 137;
+  killed[1].finished_at = kT0 + 5;
+  r = reconcile(j, {}, observed(j, killed), kT0 + 8);
+  EXPECT_EQ(r.status.reason, "NodeFailed");
+  EXPECT_EQ((std::pair{r.status.restarts, r.status.disruptions}), (std::pair{1, 0}));
+  // Nothing reports within the grace period: a disruption.
+  r = reconcile(j, {}, observed(j, pods), kT0 + 5 + kExitCodeVerdictGraceSeconds);
+  EXPECT_EQ(r.status.reason, "NodeDisrupted");
+  EXPECT_EQ((std::pair{r.status.restarts, r.status.disruptions}), (std::pair{0, 1}));
+}
+
 TEST(Reconcile, OnlyPeerLostFailuresRestartAsADisruption) {
   // Every failed rank says a peer was lost and no pod shows a cause (a host vanished without
   // its pod status changing yet): restart, counted as a disruption, under every policy.
