@@ -39,15 +39,14 @@ const ObservedPod* blamed_failure(const std::vector<const ObservedPod*>& failed)
     }
     return a->rank < b->rank;
   };
+  // Whether `a` is a better suspect than `b`: not collateral first, then the earliest.
+  auto better = [&](const ObservedPod* a, const ObservedPod* b) {
+    if (is_peer_lost(*a) != is_peer_lost(*b)) return !is_peer_lost(*a);
+    return earlier(a, b);
+  };
   const ObservedPod* best = nullptr;
   for (const ObservedPod* p : failed) {
-    if (!best) {
-      best = p;
-    } else if (is_peer_lost(*best) != is_peer_lost(*p)) {
-      if (is_peer_lost(*best)) best = p;
-    } else if (earlier(p, best)) {
-      best = p;
-    }
+    if (!best || better(p, best)) best = p;
   }
   return best;
 }
