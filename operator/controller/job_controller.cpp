@@ -265,10 +265,10 @@ void JobController::process(const std::string& key) {
       std::lock_guard lock(written_mu_);
       written_[key] = written;
     }
-    if (result.status.restarts > job.status.restarts) {
-      metrics_.gang_restarts_total.labels({ns, name})
-          .inc(result.status.restarts - job.status.restarts);
-    }
+    // Restarts for failures and for disruptions alike: each recreated the whole group.
+    const int restarted = (result.status.restarts - job.status.restarts) +
+                          (result.status.disruptions - job.status.disruptions);
+    if (restarted > 0) metrics_.gang_restarts_total.labels({ns, name}).inc(restarted);
     if (result.status.phase == api::Phase::kFailed && job.status.phase != api::Phase::kFailed) {
       metrics_.jobs_failed_total.labels({result.status.reason}).inc();
     }
