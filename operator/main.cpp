@@ -133,6 +133,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   cc.namespaces = opts.namespaces;
   cc.workers = opts.workers;
   cc.resync = std::chrono::seconds(opts.resync_seconds);
+  cc.template_policy = opts.template_policy;
   cc.identity = identity;
   log::info("watching " + (opts.namespaces.empty() ? std::string("all namespaces") : [&] {
               std::string s;
