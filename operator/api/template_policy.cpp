@@ -91,7 +91,8 @@ void check_common_security_context(const Checker& sc) {
   static const std::vector<std::string> kTypes = {"", "container_t", "container_init_t",
                                                   "container_kvm_t", "container_engine_t"};
   if (type && !(type->is_string() && contains(kTypes, type->as_string())))
-    se.refuse(".type", "must be container_t, container_init_t, container_kvm_t or container_engine_t");
+    se.refuse(".type",
+              "must be container_t, container_init_t, container_kvm_t or container_engine_t");
 }
 
 void check_container(const Checker& c) {
@@ -120,10 +121,9 @@ void check_volume(const Checker& v) {
                             std::end(kRestrictedVolumeSources), [&](const char* allowed) {
                               return key == allowed;
                             }) == std::end(kRestrictedVolumeSources)) {
-      v.refuse("." + key,
-               "volume type " + key +
-                   " is not allowed (configMap, csi, downwardAPI, emptyDir, ephemeral, "
-                   "persistentVolumeClaim, projected, secret are)");
+      v.refuse("." + key, "volume type " + key +
+                              " is not allowed (configMap, csi, downwardAPI, emptyDir, ephemeral, "
+                              "persistentVolumeClaim, projected, secret are)");
     }
   }
 }
@@ -169,16 +169,17 @@ std::vector<FieldError> restricted_template_violations(
   return errors;
 }
 
-std::vector<FieldError> check_template_policy(const TrainingJob& job, const TemplatePolicy& policy) {
+std::vector<FieldError> check_template_policy(const TrainingJob& job,
+                                              const TemplatePolicy& policy) {
   if (job.spec.pod_security == PodSecurity::kTrusted) {
     if (contains(policy.trusted_namespaces, job.meta.namespace_)) return {};
     std::vector<FieldError> errors = {
-        {"spec.podSecurity", "Trusted is allowed only in the operator's trusted namespaces "
-                             "(--trusted-namespaces: " +
-                                 quoted_list(policy.trusted_namespaces) + "), not in \"" +
-                                 job.meta.namespace_ + "\""}};
-    for (auto& e : restricted_template_violations(job.spec.pod_template,
-                                                  policy.allowed_service_accounts))
+        {"spec.podSecurity",
+         "Trusted is allowed only in the operator's trusted namespaces "
+         "(--trusted-namespaces: " +
+             quoted_list(policy.trusted_namespaces) + "), not in \"" + job.meta.namespace_ + "\""}};
+    for (auto& e :
+         restricted_template_violations(job.spec.pod_template, policy.allowed_service_accounts))
       errors.push_back(std::move(e));
     return errors;
   }

@@ -10,20 +10,14 @@
 #include <vector>
 
 #include "operator/api/field_error.h"
+#include "operator/api/template_policy_options.h"
 #include "operator/api/training_job.h"
 
 namespace ddp3d::op::api {
 
-struct TemplatePolicy {
-  // Namespaces whose jobs may set spec.podSecurity: Trusted (--trusted-namespaces).
-  std::vector<std::string> trusted_namespaces;
-  // Service accounts a Restricted template may name (--allowed-service-accounts).
-  std::vector<std::string> allowed_service_accounts{"default"};
-};
-
 // Volume sources a Restricted template may use: those Pod Security "restricted" allows.
 inline constexpr const char* kRestrictedVolumeSources[] = {
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+    "configMap", "csi",   "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
     "projected", "secret"};
 
 // Every field of a PodTemplateSpec that the Restricted profile refuses, each named by its full

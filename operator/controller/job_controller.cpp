@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "operator/api/names.h"
+#include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "operator/api/template_policy.h"
+#include "operator/api/template_policy_options.h"
 #include "operator/controller/operator_metrics.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/api/template_policy.h"
+#include "operator/api/template_policy_options.h"
 
 namespace ddp3d::op {
 

@@ -37,16 +37,15 @@ TEST(OperatorOptions, EveryFlag) {
 TEST(OperatorOptions, TemplatePolicyFlags) {
   const auto defaults = parse_operator_options({});
   EXPECT_TRUE(defaults.template_policy.trusted_namespaces.empty());
-  EXPECT_EQ(defaults.template_policy.allowed_service_accounts,
-            std::vector<std::string>{"default"});
+  EXPECT_EQ(defaults.template_policy.allowed_service_accounts, std::vector<std::string>{"default"});
   const auto o = parse_operator_options(
       {"--trusted-namespaces=infra,research", "--allowed-service-accounts", "default,reader"});
-  EXPECT_EQ(o.template_policy.trusted_namespaces,
-            (std::vector<std::string>{"infra", "research"}));
+  EXPECT_EQ(o.template_policy.trusted_namespaces, (std::vector<std::string>{"infra", "research"}));
   EXPECT_EQ(o.template_policy.allowed_service_accounts,
             (std::vector<std::string>{"default", "reader"}));
   // An empty chart value renders as "--flag=": no namespace trusted, no account allowed.
-  const auto empty = parse_operator_options({"--trusted-namespaces=", "--allowed-service-accounts="});
+  const auto empty =
+      parse_operator_options({"--trusted-namespaces=", "--allowed-service-accounts="});
   EXPECT_TRUE(empty.template_policy.trusted_namespaces.empty());
   EXPECT_TRUE(empty.template_policy.allowed_service_accounts.empty());
 }
