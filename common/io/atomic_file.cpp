@@ -1,6 +1,7 @@
 #include "common/io/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -54,6 +55,14 @@ void fsync_dir(const fs::path& dir) {
 
 void write_file_atomically(const fs::path& path, std::string_view bytes) {
   if (path.filename().empty()) throw FileError(path.string(), "not a file name");
+  // Only a regular file (or a link) is replaced: renaming over a device, a FIFO or a socket
+  // would destroy it, and a directory cannot take a file's place.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    throw FileError(path.string(), std::string("exists and is ") +
+                                       (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+                                       "; not replacing it");
+  }
   const fs::path tmp = temp_path_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
