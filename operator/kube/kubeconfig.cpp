@@ -57,7 +57,8 @@ class Reader {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const YAML::Node entry = list[i];
         if (!entry.IsMap() || !entry["name"]) continue;
-        if (entry["name"].as<std::string>() == name) return inner_map(entry, section, inner, name);
+        const std::string where = section + "[" + std::to_string(i) + "]";
+        if (str(entry, "name", where) == name) return inner_map(entry, section, inner, name);
       }
     }
     fail(referenced_by + " refers to '" + name + "', which is not in '" + section + "'");

@@ -11,7 +11,7 @@
 namespace ddp3d::data {
 namespace {
 
-constexpr double kMaxPixel = 1e5;     // 2D box corners, pixels
+constexpr double kMaxPixel = 1e7;     // 2D box corners, pixels
 constexpr double kMaxSize = 1e3;      // box dimensions, metres
 constexpr double kMaxDistance = 1e5;  // box centres, metres
 constexpr double kMaxScore = 1e6;
