@@ -42,8 +42,7 @@ std::uint64_t parse_unsigned(std::string_view flag, std::string_view text, std::
       "an unsigned integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min ||
-      v > max) {
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
     fail(flag, text, wanted);
   }
   return v;
@@ -55,8 +54,8 @@ double parse_real(std::string_view flag, std::string_view text, double min, doub
   if (digits.starts_with('+')) digits.remove_prefix(1);
   double v = 0;
   // chars_format::general: fixed or exponent, never hex, "nan" or "inf" spelled out.
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v,
-                                         std::chars_format::general);
+  const auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);
   if (digits.empty() || digits.starts_with('-') != text.starts_with('-') || ec != std::errc() ||
       end != digits.data() + digits.size() || !std::isfinite(v) || v < min || v > max) {
     fail(flag, text, wanted);

@@ -59,9 +59,10 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
   // would destroy it, and a directory cannot take a file's place.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-    throw FileError(path.string(), std::string("exists and is ") +
-                                       (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
-                                       "; not replacing it");
+    throw FileError(path.string(),
+                    std::string("exists and is ") +
+                        (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+                        "; not replacing it");
   }
   const fs::path tmp = temp_path_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -86,8 +87,8 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    throw FileError(path.string(), "cannot rename " + tmp.string() + " into place: " +
-                                       errno_text(e));
+    throw FileError(path.string(),
+                    "cannot rename " + tmp.string() + " into place: " + errno_text(e));
   }
   fsync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));
 }

@@ -52,19 +52,22 @@ std::string read_regular_file(const std::filesystem::path& path, std::uint64_t m
     throw FileError(name, kind + " is " + kind_of(st.st_mode) + ", not a regular file");
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  const std::string limit = "over the limit of " + std::to_string(max_bytes) + " bytes";
-  if (size > max_bytes) {
-    throw FileError(name, kind + " is " + std::to_string(size) + " bytes, " + limit);
-  }
+  auto over_limit = [&](const std::string& how_big) {
+    std::string message = kind;
+    message += how_big;
+    message += ", over the limit of ";
+    message += std::to_string(max_bytes);
+    message += " bytes";
+    return FileError(name, message);
+  };
+  if (size > max_bytes) throw over_limit(" is " + std::to_string(size) + " bytes");
   std::string bytes;
   bytes.resize(static_cast<std::size_t>(size));
   std::size_t done = 0;
   // Reads to EOF: the size is a hint (a file may still be growing); the limit is the bound.
   for (;;) {
     if (done == bytes.size()) {
-      if (bytes.size() > max_bytes) {
-        throw FileError(name, kind + " grew while being read, " + limit);
-      }
+      if (bytes.size() > max_bytes) throw over_limit(" grew while being read");
       bytes.resize(std::min<std::uint64_t>(max_bytes + 1, bytes.size() + 64 * kKiB));
     }
     const ssize_t n = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
@@ -75,7 +78,7 @@ std::string read_regular_file(const std::filesystem::path& path, std::uint64_t m
     if (n == 0) break;
     done += static_cast<std::size_t>(n);
   }
-  if (done > max_bytes) throw FileError(name, kind + " grew while being read, " + limit);
+  if (done > max_bytes) throw over_limit(" grew while being read");
   bytes.resize(done);
   return bytes;
 }

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,8 +80,7 @@ int run_data(int argc, char** argv) {
     const std::string v = argv[++i];
     try {
       if (a == "--scenes") {
-        options.scenes =
-            static_cast<int>(parse_integer(a, v, 1, data::kMaxSyntheticScenes));
+        options.scenes = static_cast<int>(parse_integer(a, v, 1, data::kMaxSyntheticScenes));
       } else if (a == "--seed") {
         options.seed = parse_unsigned(a, v, 0, std::numeric_limits<std::uint64_t>::max());
       } else if (a == "--val-fraction") {

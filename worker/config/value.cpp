@@ -1,10 +1,10 @@
 #include "worker/config/value.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <limits>
-#include <cctype>
 #include <initializer_list>
+#include <limits>
 
 namespace ddp3d::config {
 

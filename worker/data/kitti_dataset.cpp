@@ -24,10 +24,10 @@ KittiDataset::KittiDataset(std::string root, const std::string& split,
     std::istringstream tokens(line);
     for (std::string id; tokens >> id;) {
       // Frame ids become file names: "000042", never "../x" or a 10 MB token.
-      const bool plain = id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                                  c == '-';
-                         });
+      const bool plain =
+          id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+          });
       if (!plain) {
         throw std::runtime_error(list + ":" + std::to_string(line_no) + ": '" + id.substr(0, 64) +
                                  "' is not a frame id (letters, digits, '_' or '-', at most 64)");

@@ -31,11 +31,10 @@ at::Tensor read_velodyne(const std::string& path) {
     const bool coordinate = i % 4 < 3;
     if (std::isfinite(p[i]) && (!coordinate || std::abs(p[i]) <= kMaxCoordinate)) continue;
     static constexpr const char* kField[] = {"x", "y", "z", "reflectance"};
-    throw std::runtime_error(path + ": point " + std::to_string(i / 4) + " (byte " +
-                             std::to_string(i * 4) + "): " + kField[i % 4] + " = " +
-                             std::to_string(p[i]) +
-                             (coordinate ? " is not a finite coordinate within 1e5 m"
-                                         : " is not finite"));
+    throw std::runtime_error(
+        path + ": point " + std::to_string(i / 4) + " (byte " + std::to_string(i * 4) +
+        "): " + kField[i % 4] + " = " + std::to_string(p[i]) +
+        (coordinate ? " is not a finite coordinate within 1e5 m" : " is not finite"));
   }
   return points;
 }

@@ -13,8 +13,8 @@ std::optional<double> parse_bounded_number(std::string_view token, double min, d
   }
   if (digits.empty()) return std::nullopt;
   double v = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v,
-                                         std::chars_format::general);
+  const auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);
   if (ec != std::errc() || end != digits.data() + digits.size() || !std::isfinite(v) || v < min ||
       v > max) {
     return std::nullopt;

@@ -34,8 +34,10 @@ std::array<std::int64_t, 3> VoxelizationOptions::grid_size() const {
     const double lo = point_cloud_range[a], hi = point_cloud_range[a + 3], size = voxel_size[a];
     const std::string axis = kAxis[a];
     if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(size) || !(size > 0)) {
-      throw std::invalid_argument("voxelization: point_cloud_range and voxel_size must be finite "
-                                  "and voxel_size > 0 (axis " + axis + ")");
+      throw std::invalid_argument(
+          "voxelization: point_cloud_range and voxel_size must be finite "
+          "and voxel_size > 0 (axis " +
+          axis + ")");
     }
     const double n = std::round((hi - lo) / size);
     if (!(n >= 1)) throw std::invalid_argument("voxel_size larger than point_cloud_range");

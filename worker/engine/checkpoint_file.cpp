@@ -51,9 +51,8 @@ std::optional<std::pair<int, long long>> parse_checkpoint_name(std::string_view 
   } else {
     return std::nullopt;
   }
-  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
+  if (name.empty() ||
+      !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   long long number = 0;

@@ -67,8 +67,8 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     if (a == "--seed") {
       if (i + 1 >= args.size()) throw UsageError("--seed needs a value");
       try {
-        out.seed = parse_integer("--seed", args[i + 1], 0,
-                                 std::numeric_limits<std::int64_t>::max());
+        out.seed =
+            parse_integer("--seed", args[i + 1], 0, std::numeric_limits<std::int64_t>::max());
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
       }

@@ -104,9 +104,9 @@ void register_models(engine::Registry<engine::Model>& registry) {
       try {
         o.validate(4);  // x, y, z, reflectance
       } catch (const std::invalid_argument& e) {
-        throw config::ConfigError(vl.origin("max_voxels"), vl.path(),
-                                  e.what() + (max_voxels[i] > INT32_MAX
-                                                  ? " (max_voxels." + std::to_string(i) + " is " +
+        throw config::ConfigError(
+            vl.origin("max_voxels"), vl.path(),
+            e.what() + (max_voxels[i] > INT32_MAX ? " (max_voxels." + std::to_string(i) + " is " +
                                                         std::to_string(max_voxels[i]) + ")"
                                                   : std::string()));
       }

@@ -59,8 +59,7 @@ TEST(ReadRegularFile, AHugeSparseFileFailsBeforeAnyByteIsRead) {
 TEST(ReadRegularFile, AFifoWithoutWriterFailsAtOnce) {
   ScratchDir dir;
   const fs::path fifo = dir.fifo("pipe");
-  const std::string m =
-      message_within([&] { read_regular_file(fifo, kMiB, "config file"); }, fifo);
+  const std::string m = message_within([&] { read_regular_file(fifo, kMiB, "config file"); }, fifo);
   EXPECT_TRUE(contains(m, fifo.string() + ": config file is a FIFO, not a regular file")) << m;
 }
 
@@ -140,7 +139,8 @@ TEST(WriteFileAtomically, NeverReplacesADeviceOrAFifo) {
     write_file_atomically(fifo, "x");
     ADD_FAILURE() << "no error";
   } catch (const FileError& e) {
-    EXPECT_TRUE(contains(e.what(), fifo.string() + ": exists and is not a regular file")) << e.what();
+    EXPECT_TRUE(contains(e.what(), fifo.string() + ": exists and is not a regular file"))
+        << e.what();
   }
   struct stat st {};
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);

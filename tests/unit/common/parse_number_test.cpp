@@ -22,8 +22,9 @@ TEST(ParseInteger, TakesWholeDecimalNumbersInRange) {
   EXPECT_EQ(parse_integer("--n", "42", 1, 1000), 42);
   EXPECT_EQ(parse_integer("--n", "+7", 1, 1000), 7);
   EXPECT_EQ(parse_integer("--n", "-3", -5, 5), -3);
-  EXPECT_EQ(parse_integer("--n", "9223372036854775807", 0, std::numeric_limits<std::int64_t>::max()),
-            std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(
+      parse_integer("--n", "9223372036854775807", 0, std::numeric_limits<std::int64_t>::max()),
+      std::numeric_limits<std::int64_t>::max());
 }
 
 TEST(ParseInteger, RejectsGarbageNamingTheFlagAndRange) {

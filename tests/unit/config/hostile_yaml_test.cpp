@@ -21,7 +21,8 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(HostileYaml, ASelfReferencingAliasIsAnErrorNotAStackOverflow) {
-  const std::string m = error_of([] { parse(std::string(kToyConfig) + "x: &a [1, *a]\n", "c.yaml"); });
+  const std::string m =
+      error_of([] { parse(std::string(kToyConfig) + "x: &a [1, *a]\n", "c.yaml"); });
   EXPECT_TRUE(contains(m, "c.yaml:")) << m;
   EXPECT_TRUE(contains(m, "nested deeper than 64 levels") || contains(m, "invalid YAML")) << m;
 }
@@ -57,9 +58,8 @@ TEST(HostileYaml, AVeryLongNumberIsTypedWithoutRecursion) {
   EXPECT_EQ(resolve_plain_scalar(std::string(300, '1'), {}).kind(), Value::Kind::kFloat);
   EXPECT_EQ(resolve_plain_scalar("-" + std::string(5000, '9') + "e-9", {}).kind(),
             Value::Kind::kString);
-  const std::string m = error_of([&] {
-    parse(kToyConfig, "toy.yaml", {"optim_wrapper.optimizer.lr=" + digits});
-  });
+  const std::string m =
+      error_of([&] { parse(kToyConfig, "toy.yaml", {"optim_wrapper.optimizer.lr=" + digits}); });
   EXPECT_TRUE(contains(m, "optim_wrapper.optimizer.lr: expected a number")) << m.substr(0, 200);
 }
 
@@ -68,7 +68,8 @@ TEST(HostileYaml, ScalarTypingStillFollowsTheCoreSchema) {
   EXPECT_EQ(resolve_plain_scalar("-0o17", {}).as_int(), -15);
   EXPECT_DOUBLE_EQ(resolve_plain_scalar("+.5e1", {}).as_double(), 5.0);
   EXPECT_DOUBLE_EQ(resolve_plain_scalar("3.", {}).as_double(), 3.0);
-  EXPECT_EQ(resolve_plain_scalar("-.inf", {}).as_double(), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(resolve_plain_scalar("-.inf", {}).as_double(),
+            -std::numeric_limits<double>::infinity());
   EXPECT_EQ(resolve_plain_scalar("1e", {}).kind(), Value::Kind::kString);
   EXPECT_EQ(resolve_plain_scalar(".", {}).kind(), Value::Kind::kString);
   EXPECT_EQ(resolve_plain_scalar("0x", {}).kind(), Value::Kind::kString);
@@ -97,8 +98,7 @@ TEST(HostileYaml, ConfigPathsThatAreNotRegularFiles) {
   EXPECT_TRUE(contains(m, fifo.string() + ": config file is a FIFO")) << m;
   const auto sparse = dir.sparse("huge.yaml", std::uint64_t{1} << 36);
   const std::string big = error_of([&] { load(sparse); });
-  EXPECT_TRUE(contains(big, "huge.yaml: config file is 68719476736 bytes, over the limit"))
-      << big;
+  EXPECT_TRUE(contains(big, "huge.yaml: config file is 68719476736 bytes, over the limit")) << big;
   // A base that is a FIFO: named, not waited for.
   dir.write("top.yaml", "_base_: pipe.yaml\n");
   const std::string base =

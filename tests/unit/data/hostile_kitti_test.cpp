@@ -39,7 +39,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 // A valid label line with field `index` (0-based) replaced by `value`.
 std::string label_with(std::size_t index, const std::string& value) {
-  std::vector<std::string> f{"Car", "0.00", "0",    "-1.5", "100", "150", "200", "250",
+  std::vector<std::string> f{"Car", "0.00", "0",   "-1.5", "100", "150", "200", "250",
                              "1.5", "1.6",  "3.9", "2.0",  "1.5", "20",  "0.1"};
   f[index] = value;
   std::string line;
@@ -64,7 +64,8 @@ TEST(HostileKittiLabels, NonFiniteOrAbsurdNumbersNamePathLineAndField) {
       {4, "12px", "l.txt:2: bbox (field 5): '12px' is not a number"},
   };
   for (const auto& c : cases) {
-    const std::string m = error_of([&] { parse_kitti_labels(label_with(c.field, c.value), "l.txt"); });
+    const std::string m =
+        error_of([&] { parse_kitti_labels(label_with(c.field, c.value), "l.txt"); });
     EXPECT_TRUE(contains(m, c.expect)) << c.value << " -> " << m;
   }
   // KITTI's DontCare conventions (-1, -10, -1000) are real data, not garbage.
@@ -136,7 +137,8 @@ TEST(HostileGtDatabase, NonFiniteBoxesAndEscapingPathsNameTheLine) {
   const std::string header = "# type\tpath\tx\ty\tz\tl\tw\th\tyaw\tnum_points\tdifficulty\n";
   const std::string good = "Car\tdb/a.bin\t1\t2\t-1\t3.9\t1.6\t1.5\t0.1\t40\t0\n";
   EXPECT_EQ(read_gt_database(dir.write("ok.tsv", header + good).string()).size(), 1u);
-  const auto nan = dir.write("nan.tsv", header + good + "Car\tdb/b.bin\tnan\t2\t-1\t3.9\t1.6\t1.5\t0.1\t40\t0\n");
+  const auto nan = dir.write(
+      "nan.tsv", header + good + "Car\tdb/b.bin\tnan\t2\t-1\t3.9\t1.6\t1.5\t0.1\t40\t0\n");
   EXPECT_TRUE(contains(error_of([&] { read_gt_database(nan.string()); }),
                        "nan.tsv:3: field 3: 'nan' is not a finite number"));
   const auto escape =
@@ -159,7 +161,9 @@ TEST(HostileVoxelization, GridsThatWouldOverflowOrExhaustMemoryFail) {
   EXPECT_TRUE(contains(error([](auto& o) { o.voxel_size[1] = std::nan(""); }), "axis y"));
   EXPECT_TRUE(contains(error([](auto& o) { o.point_cloud_range[5] = 1e300; }),
                        "cells along z (range / voxel_size), more than 1048576"));
-  EXPECT_TRUE(contains(error([](auto& o) { o.voxel_size = {1e-3, 1e-3, 4}; }),
+  EXPECT_TRUE(contains(error([](auto& o) {
+                         o.voxel_size = {1e-3, 1e-3, 4};
+                       }),
                        "cells is more than 67108864"));
   EXPECT_TRUE(contains(error([](auto& o) { o.max_voxels = std::numeric_limits<int>::max(); }),
                        "max_voxels 2147483647 is outside [1, 4194304]"));

@@ -75,9 +75,8 @@ TEST(HostileKubeconfig, AnAliasBombIsReadWithoutExpanding) {
 }
 
 TEST(HostileKubeconfig, ASelfReferencingContextListIsAnError) {
-  const std::string m = error_of([] {
-    parse_kubeconfig("current-context: c\ncontexts: &l [*l]\n", "/k/config");
-  });
+  const std::string m =
+      error_of([] { parse_kubeconfig("current-context: c\ncontexts: &l [*l]\n", "/k/config"); });
   EXPECT_TRUE(contains(m, "kubeconfig /k/config")) << m;
 }
 
