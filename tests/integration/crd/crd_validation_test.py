@@ -188,7 +188,9 @@ class TrainingJobCRDTest(unittest.TestCase):
             self.assertEqual(spec["port"], 29500)
             self.assertEqual(spec["metricsPort"], 9400)
             self.assertEqual(spec["runPolicy"], {"restartPolicy": "OnFailure", "backoffLimit": 3,
+                                                 "disruptionLimit": 10,
                                                  "cleanPodPolicy": "Running", "suspend": False})
+            self.assertEqual(spec["podSecurity"], "Restricted")
         finally:
             self.delete("defaults")
 
