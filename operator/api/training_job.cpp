@@ -196,6 +196,7 @@ void parse_run_policy(const value& v, std::vector<FieldError>* errors, RunPolicy
   r.optional_int64("activeDeadlineSeconds", &rp->active_deadline_seconds);
   r.optional_int64("ttlSecondsAfterFinished", &rp->ttl_seconds_after_finished);
   r.boolean("suspend", &rp->suspend);
+  r.integer("disruptionLimit", &rp->disruption_limit);
 }
 
 void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec* spec) {
@@ -248,6 +249,7 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
     r.error("phase", "unknown phase \"" + phase + "\"");
   }
   r.integer("restarts", &st.restarts);
+  r.integer("disruptions", &st.disruptions);
   r.integer("attempt", &st.attempt);
   std::string t;
   r.string("startTime", &t);
@@ -282,6 +284,7 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
         node.exit_code = code;
       }
       nr.string("reason", &node.reason);
+      nr.string("uid", &node.uid);
       st.nodes.push_back(std::move(node));
     }
   }
@@ -300,6 +303,7 @@ value status_to_json(const TrainingJobStatus& st) {
   value v = value::object();
   v["phase"] = value::string(to_string(st.phase));
   v["restarts"] = value::number(st.restarts);
+  v["disruptions"] = value::number(st.disruptions);
   v["attempt"] = value::number(st.attempt);
   if (st.start_time) v["startTime"] = value::string(*st.start_time);
   if (st.completion_time) v["completionTime"] = value::string(*st.completion_time);
@@ -325,6 +329,7 @@ value status_to_json(const TrainingJobStatus& st) {
     nv["phase"] = value::string(n.phase);
     if (n.exit_code) nv["exitCode"] = value::number(*n.exit_code);
     if (!n.reason.empty()) nv["reason"] = value::string(n.reason);
+    if (!n.uid.empty()) nv["uid"] = value::string(n.uid);
     nodes[i] = nv;
   }
   v["nodes"] = nodes;

@@ -47,6 +47,9 @@ inline bool is_finished(Phase p) {
   return p == Phase::kSucceeded || p == Phase::kFailed;
 }
 
+inline constexpr int kDefaultDisruptionLimit = 10;
+inline constexpr int kMaxDisruptionLimit = 1000;
+
 struct RunPolicy {
   RestartPolicy restart_policy = RestartPolicy::kOnFailure;
   int backoff_limit = 3;
@@ -54,6 +57,10 @@ struct RunPolicy {
   std::optional<int64_t> ttl_seconds_after_finished;
   CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
   bool suspend = false;
+  // --- disruptions (issue 10, point 3) ---
+  // Gang restarts caused by disruptions (a pod deleted from outside, evicted, preempted, or
+  // lost with its node) allowed before the job fails; they do not count against backoffLimit.
+  int disruption_limit = kDefaultDisruptionLimit;
 };
 
 struct TrainingJobSpec {
@@ -97,6 +104,9 @@ struct NodeStatus {
   std::string phase;  // the pod's phase, or "Missing" before it exists
   std::optional<int> exit_code;
   std::string reason;
+  // uid of the rank's pod in the current attempt once observed, so that a pod which vanished
+  // (deleted from outside, or garbage-collected with its node) is told from one not yet seen.
+  std::string uid;
   bool operator==(const NodeStatus&) const = default;
 };
 
@@ -109,6 +119,9 @@ struct TrainingJobStatus {
   std::vector<Condition> conditions;
   std::vector<NodeStatus> nodes;
   int restarts = 0;
+  // Gang restarts caused by disruptions (runPolicy.disruptionLimit); restarts does not count
+  // them.
+  int disruptions = 0;
   // Restart attempt whose pods are current; bumped by every gang restart and by resume.
   int attempt = 0;
   std::optional<std::string> start_time;       // RFC 3339

@@ -104,6 +104,12 @@ std::vector<FieldError> validate(const TrainingJob& job) {
     errors.push_back(
         {"spec.runPolicy.backoffLimit", "must be >= 0, got " + std::to_string(rp.backoff_limit)});
   }
+  // disruptionLimit (issue 10, point 3)
+  if (rp.disruption_limit < 0 || rp.disruption_limit > kMaxDisruptionLimit) {
+    errors.push_back({"spec.runPolicy.disruptionLimit",
+                      "must be between 0 and " + std::to_string(kMaxDisruptionLimit) + ", got " +
+                          std::to_string(rp.disruption_limit)});
+  }
   if (rp.active_deadline_seconds && *rp.active_deadline_seconds <= 0) {
     errors.push_back({"spec.runPolicy.activeDeadlineSeconds", "must be > 0"});
   }

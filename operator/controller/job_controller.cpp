@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <ctime>
+#include <exception>
 #include <stdexcept>
 
 #include "common/log.h"
@@ -284,10 +285,10 @@ void JobController::process(const std::string& key) {
       std::lock_guard lock(written_mu_);
       written_[key] = written;
     }
-    if (result.status.restarts > job.status.restarts) {
-      metrics_.gang_restarts_total.labels({ns, name})
-          .inc(result.status.restarts - job.status.restarts);
-    }
+    // Restarts for failures and for disruptions alike: each recreated the whole group.
+    const int restarted = (result.status.restarts - job.status.restarts) +
+                          (result.status.disruptions - job.status.disruptions);
+    if (restarted > 0) metrics_.gang_restarts_total.labels({ns, name}).inc(restarted);
     if (result.status.phase == api::Phase::kFailed && job.status.phase != api::Phase::kFailed) {
       metrics_.jobs_failed_total.labels({result.status.reason}).inc();
     }
@@ -298,6 +299,10 @@ void JobController::process(const std::string& key) {
     }
   }
 
+  // Every action is tried even when one fails, so one pod that cannot be deleted does not
+  // keep the others holding GPUs; the first error then fails this pass, and the retry
+  // recomputes (from what exists by then) what is still to do.
+  std::exception_ptr first_error;
   for (const auto& a : result.actions) {
     using Kind = controller::Action::Kind;
     try {
@@ -338,6 +343,11 @@ void JobController::process(const std::string& key) {
       // Already gone.
     } catch (const kube::ConflictError&) {
       // Delete precondition failed: the name now belongs to a newer object; leave it.
+    } catch (const std::exception& e) {
+      log::warning(key + ": " + controller::to_string(a.kind) + " " + a.name +
+                   " failed: " + e.what());
+      if (!first_error) first_error = std::current_exception();
+      continue;
     }
     metrics_.actions_total.labels({controller::to_string(a.kind)}).inc();
     if (a.kind != Kind::kEvent) {
@@ -348,6 +358,7 @@ void JobController::process(const std::string& key) {
     queue_.add_after(key,
                      std::chrono::seconds(std::max<int64_t>(*result.requeue_after_seconds, 1)));
   }
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 }  // namespace ddp3d::op

@@ -48,6 +48,17 @@ ObservedPod observe_pod(const value& pod) {
   if (!status) return o;
   o.phase = string_field(*status, "phase");
   o.reason = string_field(*status, "reason");
+  o.pod_reason = o.reason;
+  if (const value* conditions = field(*status, "conditions");
+      conditions && conditions->is_array()) {
+    for (const auto& c : conditions->as_array()) {
+      if (string_field(c, "type") != "DisruptionTarget" || string_field(c, "status") != "True") {
+        continue;
+      }
+      const std::string why = string_field(c, "reason");
+      o.disruption_target = why.empty() ? "DisruptionTarget" : why;
+    }
+  }
   const value* statuses = field(*status, "containerStatuses");
   if (!statuses || !statuses->is_array()) return o;
   for (const auto& cs : statuses->as_array()) {

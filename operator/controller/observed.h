@@ -20,6 +20,12 @@ struct ObservedPod {
   std::string reason;            // pod reason (Evicted, ...) or the container's (OOMKilled, Error)
   std::optional<int64_t> finished_at;  // that container's finishedAt (Unix seconds), if given
   bool deleting = false;               // deletionTimestamp set
+  // --- disruptions (issue 10, point 3) ---
+  std::string pod_reason;  // status.reason alone (Evicted, NodeLost, Shutdown, ...)
+  // Reason of the pod's DisruptionTarget condition when it is True (EvictionByEvictionAPI,
+  // PreemptionByScheduler, DeletionByTaintManager, DeletionByPodGC, TerminationByKubelet):
+  // Kubernetes is about to stop the pod for reasons of its own, not the program's.
+  std::string disruption_target;
 };
 
 struct ObservedService {

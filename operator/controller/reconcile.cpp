@@ -7,6 +7,7 @@
 #include "operator/api/validation.h"
 #include "operator/controller/conditions.h"
 #include "operator/controller/desired_objects.h"
+#include "operator/controller/pod_failure.h"
 
 namespace ddp3d::op::controller {
 
@@ -29,6 +30,20 @@ const char* to_string(Action::Kind kind) {
 namespace {
 
 using api::Phase;
+
+// Failed reason of a job stopped by activeDeadlineSeconds: every later pass keeps deleting its
+// pods (whatever cleanPodPolicy says) until none is left.
+constexpr const char* kReasonDeadlineExceeded = "DeadlineExceeded";
+
+// What made the gang restart: counted against backoffLimit or against disruptionLimit.
+enum class RestartCause { kFailure, kDisruption };
+
+// A pod of the current attempt lost to a disruption (see disruption_of).
+struct Disruption {
+  int rank = 0;
+  std::string pod;
+  std::string what;  // "deleted from outside the operator", "evicted (...)", ...
+};
 
 bool terminated(const ObservedPod& p) {
   return p.phase == "Succeeded" || p.phase == "Failed";
@@ -73,6 +88,7 @@ class Reconciler {
     if (deadline_exceeded()) return r_;
     ensure_service();
     delete_stale_pods();
+    if (handle_disruptions()) return r_;
     if (handle_failures()) return r_;
     if (all_succeeded()) {
       finish(Phase::kSucceeded, "AllNodesSucceeded",
@@ -90,14 +106,18 @@ class Reconciler {
   void partition_pods() {
     const int attempt = r_.status.attempt;
     for (const auto& p : observed_.pods) {
-      const bool current = p.attempt == attempt && p.rank >= 0 && p.rank < job_.spec.nnodes &&
-                           p.name == api::pod_name(job_.meta.name, p.rank);
-      if (current && !p.deleting) {
+      // A deleted pod that had already terminated still tells how its rank ended.
+      if (of_attempt(p, attempt) && (!p.deleting || terminated(p))) {
         current_[p.rank] = &p;
       } else {
         stale_.push_back(&p);
       }
     }
+  }
+
+  bool of_attempt(const ObservedPod& p, int attempt) const {
+    return p.attempt == attempt && p.rank >= 0 && p.rank < job_.spec.nnodes &&
+           p.name == api::pod_name(job_.meta.name, p.rank);
   }
 
   void delete_pod(const ObservedPod& p) {
@@ -161,6 +181,11 @@ class Reconciler {
         n.phase = it->second->phase.empty() ? "Pending" : it->second->phase;
         n.exit_code = it->second->exit_code;
         n.reason = it->second->reason;
+        n.uid = it->second->uid;
+        // Collateral: the rank stopped because a peer was lost (exit_code::kPeerLost).
+        if (is_peer_lost(*it->second) && (n.reason.empty() || n.reason == "Error")) {
+          n.reason = "PeerLost";
+        }
       } else {
         n.phase = creating.count(rank) ? "Pending" : "Missing";
       }
@@ -182,9 +207,13 @@ class Reconciler {
     finish(Phase::kFailed, reason, message, "Warning", stop_all);
   }
 
-  // cleanPodPolicy and ttlSecondsAfterFinished; repeated on every reconcile of a finished job.
+  // cleanPodPolicy, the deadline kill and ttlSecondsAfterFinished: recomputed from the
+  // observed pods and the stored status on every reconcile of a finished job, so a delete that
+  // failed (or a pod that appeared later) is dealt with on the next pass.
   void finish_cleanup() {
     const auto& rp = job_.spec.run_policy;
+    const auto& st = r_.status;
+    if (st.phase == Phase::kFailed && st.reason == kReasonDeadlineExceeded) stop_all_ = true;
     for (const auto& p : observed_.pods) {
       const bool delete_it =
           rp.clean_pod_policy == api::CleanPodPolicy::kAll ||
@@ -218,13 +247,20 @@ class Reconciler {
   void resume() {
     auto& st = r_.status;
     // A fresh rendezvous: pods of the suspended attempt, if still terminating, are stale.
-    st.attempt += 1;
+    begin_next_attempt();
     current_.clear();
     stale_.clear();
     partition_pods();
     transition(Phase::kPending, "Resumed",
                "runPolicy.suspend is false; starting attempt " + std::to_string(st.attempt),
                "Normal");
+  }
+
+  // The pods of the attempt that ends are no longer the ranks' pods: forget their uids, or
+  // the next pass would take them for pods of the new attempt that vanished.
+  void begin_next_attempt() {
+    r_.status.attempt += 1;
+    for (auto& n : r_.status.nodes) n.uid.clear();
   }
 
   // --- deadline ---------------------------------------------------------------------------------
@@ -238,7 +274,7 @@ class Reconciler {
     const auto start = started();
     if (!limit || !start || now_ - *start < *limit) return false;
     // The job has failed; its pods must stop holding GPUs whatever cleanPodPolicy says.
-    fail("DeadlineExceeded",
+    fail(kReasonDeadlineExceeded,
          "ran for " + std::to_string(now_ - *start) +
              "s, past activeDeadlineSeconds=" + std::to_string(*limit),
          true);
@@ -305,6 +341,45 @@ class Reconciler {
     }
   }
 
+  // --- disruptions --------------------------------------------------------------------------
+  // The first pod of the current attempt lost to a disruption, if any.
+  std::optional<Disruption> find_disruption() const {
+    for (const auto& [rank, p] : current_) {
+      if (std::string what = disruption_of(*p); !what.empty())
+        return Disruption{rank, p->name, what};
+    }
+    const int attempt = r_.status.attempt;
+    for (const ObservedPod* p : stale_) {
+      // Partitioned as stale only because it is being deleted: the operator deletes the
+      // current attempt's pods only after starting the next, so someone else did.
+      if (!of_attempt(*p, attempt)) continue;
+      const std::string what = disruption_of(*p);
+      return Disruption{p->rank, p->name,
+                        what.empty() ? "deleted from outside the operator" : what};
+    }
+    // A pod observed in this attempt (its uid is in status) that is gone: deleted and already
+    // removed, e.g. a pod that never reached a node, a force deletion, or PodGC after its
+    // node was deleted. One that had terminated was dealt with when it did.
+    if (job_.status.attempt != attempt) return std::nullopt;
+    for (const auto& n : job_.status.nodes) {
+      if (n.uid.empty() || n.phase == "Succeeded" || n.phase == "Failed") continue;
+      const auto it = current_.find(n.rank);
+      if (it != current_.end() && it->second->uid == n.uid) continue;
+      return Disruption{n.rank, n.pod, "deleted from outside the operator (the pod is gone)"};
+    }
+    return std::nullopt;
+  }
+
+  // Returns true when a disruption decided this reconcile (gang restart or Failed).
+  bool handle_disruptions() {
+    const auto d = find_disruption();
+    if (!d) return false;
+    const std::string what =
+        "node " + std::to_string(d->rank) + " (pod " + d->pod + ") was " + d->what;
+    restart_gang(RestartCause::kDisruption, what, d->rank);
+    return true;
+  }
+
   // --- failure policy -------------------------------------------------------------------------
   bool all_succeeded() const {
     if (static_cast<int>(current_.size()) != job_.spec.nnodes) return false;
@@ -316,46 +391,48 @@ class Reconciler {
 
   // Returns true when a failed pod decided this reconcile (gang restart or Failed).
   bool handle_failures() {
-    const ObservedPod* first = nullptr;
+    std::vector<const ObservedPod*> failed;
+    for (const auto& [rank, p] : current_) {
+      if (p->phase == "Failed") failed.push_back(p);
+    }
+    if (failed.empty()) return false;
+    // The rank to blame: not one that stopped only because a peer was lost (kPeerLost).
+    const ObservedPod* first = blamed_failure(failed);
+    if (is_peer_lost(*first)) {
+      // Every failed rank lost a peer. The rank that was lost may yet report why (a 137 from
+      // the OOM killer, a disruption): wait for it as for a permanent code below. If nothing
+      // shows, a node or network went away unseen: not the program's fault, so the gang
+      // restarts as for a disruption.
+      if (awaiting_verdict(*first)) return true;
+      restart_gang(RestartCause::kDisruption,
+                   describe_failure(*first) + " (a peer was lost, no rank failed on its own)",
+                   std::nullopt);
+      return true;
+    }
     const ObservedPod* permanent = nullptr;
     bool any_retryable = false;
     const auto policy = job_.spec.run_policy.restart_policy;
-    for (const auto& [rank, p] : current_) {
-      if (p->phase != "Failed") continue;
-      if (!first) first = p;
+    for (const ObservedPod* p : failed) {
+      // Collateral exits say nothing about whether the cause is worth retrying.
+      if (is_peer_lost(*p)) continue;
       // ExitCode: 1-127 are the program's own errors (a retry fails the same way); >= 128 are
       // signals (OOM kill, preemption) worth retrying. No code (eviction) is retryable too.
       const bool program_error = p->exit_code && *p->exit_code >= 1 && *p->exit_code <= 127;
       if (!program_error) {
         any_retryable = true;
-      } else if (!permanent) {
+      } else if (!permanent || p == first) {
         permanent = p;
       }
     }
     // When one rank is killed, its peers fail too (exit 1 from a broken collective): the
     // group's failure is retryable if any of its failed pods is.
     if (policy != api::RestartPolicy::kExitCode || any_retryable) permanent = nullptr;
-    if (!first) return false;
-    auto& st = r_.status;
     if (policy == api::RestartPolicy::kNever) {
       fail("NodeFailed", describe_failure(*first) + "; restartPolicy is Never", false);
       return true;
     }
-    if (permanent && permanent->finished_at) {
-      // A peer still running may yet report a retryable code (the one that was killed):
-      // wait for it, up to the grace period counted from the permanent pod's exit.
-      bool group_settled = true;
-      for (const auto& [rank, p] : current_)
-        group_settled = group_settled && (p->phase == "Failed" || p->phase == "Succeeded");
-      const int64_t waited = now_ - *permanent->finished_at;
-      if (!group_settled && waited < kExitCodeVerdictGraceSeconds) {
-        const int64_t left = kExitCodeVerdictGraceSeconds - waited;
-        if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
-          r_.requeue_after_seconds = left;
-        }
-        return true;  // no verdict yet; the status stays as it is
-      }
-    }
+    // A peer still running may yet report a retryable code (the one that was killed).
+    if (permanent && awaiting_verdict(*permanent)) return true;
     if (permanent) {
       fail("PermanentExitCode",
            describe_failure(*permanent) +
@@ -363,29 +440,80 @@ class Reconciler {
            false);
       return true;
     }
-    const int limit = job_.spec.run_policy.backoff_limit;
-    if (st.restarts >= limit) {
-      fail("BackoffLimitExceeded",
-           describe_failure(*first) + "; restarted " + std::to_string(st.restarts) +
-               " times, backoffLimit is " + std::to_string(limit),
-           false);
-      return true;
-    }
-    // A DDP group cannot lose a rank: stop every pod of this attempt and start a new one.
-    refresh_nodes({});
-    delete_current_pods();
-    st.restarts += 1;
-    st.attempt += 1;
-    transition(Phase::kRestarting, "NodeFailed",
-               describe_failure(*first) + "; restarting all " + std::to_string(job_.spec.nnodes) +
-                   " nodes as attempt " + std::to_string(st.attempt) + " (restart " +
-                   std::to_string(st.restarts) + " of " + std::to_string(limit) + ")",
-               "Warning");
-    if (r_.status.phase == Phase::kRestarting && job_.status.phase == Phase::kRestarting) {
-      // Consecutive restarts still deserve an event each.
-      event("Warning", "NodeFailed", r_.status.message);
+    restart_gang(RestartCause::kFailure, describe_failure(*first), std::nullopt);
+    return true;
+  }
+
+  // While pods of the group still run, a failure that would decide the job's fate by what
+  // it is not (a permanent code, or only collateral exits) waits for the others to report,
+  // up to kExitCodeVerdictGraceSeconds from `decider`'s exit; true while waiting (the status
+  // stays as it is, a requeue is due when the wait ends).
+  bool awaiting_verdict(const ObservedPod& decider) {
+    if (!decider.finished_at) return false;
+    bool group_settled = true;
+    for (const auto& [rank, p] : current_)
+      group_settled = group_settled && (p->phase == "Failed" || p->phase == "Succeeded");
+    const int64_t waited = now_ - *decider.finished_at;
+    if (group_settled || waited >= kExitCodeVerdictGraceSeconds) return false;
+    const int64_t left = kExitCodeVerdictGraceSeconds - waited;
+    if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
+      r_.requeue_after_seconds = left;
     }
     return true;
+  }
+
+  // A DDP group cannot lose a rank: stop every pod of this attempt and start a new one, or
+  // fail the job when the cause's limit is used up. `what` names the pod and what happened
+  // to it; `disrupted_rank`, if any, is marked in status.nodes.
+  void restart_gang(RestartCause cause, const std::string& what,
+                    std::optional<int> disrupted_rank) {
+    auto& st = r_.status;
+    const auto& rp = job_.spec.run_policy;
+    const bool disruption = cause == RestartCause::kDisruption;
+    int& used = disruption ? st.disruptions : st.restarts;
+    const int limit = disruption ? rp.disruption_limit : rp.backoff_limit;
+    if (used >= limit) {
+      if (disruption) {
+        fail("DisruptionLimitExceeded",
+             what + "; restarted " + std::to_string(used) +
+                 " times for disruptions, disruptionLimit is " + std::to_string(limit),
+             false);
+      } else {
+        fail("BackoffLimitExceeded",
+             what + "; restarted " + std::to_string(used) + " times, backoffLimit is " +
+                 std::to_string(limit),
+             false);
+      }
+      mark_disrupted(disrupted_rank);
+      return;
+    }
+    refresh_nodes({});
+    mark_disrupted(disrupted_rank);
+    delete_current_pods();
+    used += 1;
+    begin_next_attempt();
+    const std::string reason = disruption ? "NodeDisrupted" : "NodeFailed";
+    const std::string count =
+        disruption ? "disruption " + std::to_string(st.disruptions) + " of " +
+                         std::to_string(limit) + "; not counted against backoffLimit"
+                   : "restart " + std::to_string(st.restarts) + " of " + std::to_string(limit);
+    transition(Phase::kRestarting, reason,
+               what + "; restarting all " + std::to_string(job_.spec.nnodes) +
+                   " nodes as attempt " + std::to_string(st.attempt) + " (" + count + ")",
+               "Warning");
+    if (job_.status.phase == Phase::kRestarting) {
+      // Consecutive restarts still deserve an event each.
+      event("Warning", reason, r_.status.message);
+    }
+  }
+
+  void mark_disrupted(std::optional<int> rank) {
+    if (!rank) return;
+    for (auto& n : r_.status.nodes) {
+      if (n.rank != *rank) continue;
+      if (n.phase == "Missing") n.phase = "Deleted";
+      n.reason = "Disrupted";
+    }
   }
 
   const api::TrainingJob& job_;

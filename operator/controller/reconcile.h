@@ -28,6 +28,8 @@ struct ReconcileResult {
 // Under restartPolicy ExitCode, how long a permanent exit code (1-127) waits for the other
 // pods of its group to settle before it fails the job: when one rank is killed (137), its
 // peers exit 1 from the broken collective, and their status may reach the operator first.
+// Collateral exits (exit_code::kPeerLost) wait as long, under every policy, before a gang
+// with no other failure restarts as for a disruption.
 inline constexpr int64_t kExitCodeVerdictGraceSeconds = 10;
 
 // parse_errors: type errors from api::parse_training_job; they fail the job like validation

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "common/exit_codes.h"
 #include "common/log.h"
 #include "worker/launch/launch_options.h"
 #include "worker/launch/process_supervisor.h"
@@ -55,7 +56,11 @@ int run_launch(int argc, char** argv) {
     children.push_back(std::move(spec));
   }
   const SupervisorResult result = supervise(children, options.grace_period);
-  if (!result.failed_name.empty()) {
+  if (!result.failed_name.empty() && result.exit_code == exit_code::kPeerLost) {
+    // Passed on as is: the operator tells collateral ranks from the one that failed by it.
+    log::error("stopped: " + result.failed_name + " lost a peer (exit code " +
+               std::to_string(result.exit_code) + ")");
+  } else if (!result.failed_name.empty()) {
     log::error("failed: " + result.failed_name + " (exit code " + std::to_string(result.exit_code) +
                ")");
   } else if (result.exit_code == 0) {

@@ -59,17 +59,37 @@ int exit_code_of(int status) {
   _exit(127);
 }
 
-void signal_all(std::vector<Child>& children, int sig) {
+// Signals every child not yet reaped. A reaped child's pid (and process-group id) may already
+// belong to an unrelated process, so it is never signalled again; an unreaped one (running or
+// a zombie) still holds its pid.
+void signal_all(std::vector<Child>& children, int sig, KillFn kill_fn) {
   for (auto& c : children) {
+    if (c.pid <= 0 || c.done) continue;
     // The child's whole process group; just the child if it has not called setsid() yet.
-    if (c.pid > 0 && kill(-c.pid, sig) != 0) kill(c.pid, sig);
+    if (kill_fn(-c.pid, sig) != 0) kill_fn(c.pid, sig);
   }
+}
+
+// If `c` has ended: kills what it left in its process group (e.g. data workers), then reaps
+// it and returns true with its wait status. The group is signalled before the reap because
+// until then the zombie holds the pid, so the group id cannot have been reused.
+bool reap_if_ended(Child& c, int* status, KillFn kill_fn) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid != c.pid) {
+    return false;
+  }
+  kill_fn(-c.pid, SIGKILL);
+  while (waitpid(c.pid, status, 0) < 0 && errno == EINTR) {
+  }
+  c.done = true;
+  return true;
 }
 
 }  // namespace
 
 SupervisorResult supervise(const std::vector<ChildSpec>& specs,
-                           std::chrono::milliseconds grace_period) {
+                           std::chrono::milliseconds grace_period, KillFn kill_fn) {
   sigset_t watched;
   sigemptyset(&watched);
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&watched, s);
@@ -82,7 +102,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
     const pid_t pid = fork();
     if (pid < 0) {
       log::error(std::string("fork failed: ") + std::strerror(errno));
-      signal_all(children, SIGKILL);
+      signal_all(children, SIGKILL, kill_fn);
       sigprocmask(SIG_SETMASK, &old_mask, nullptr);
       return {1, spec.name};
     }
@@ -98,19 +118,15 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
     for (auto& c : children) {
       if (c.done) continue;
       int status = 0;
-      const pid_t r = waitpid(c.pid, &status, WNOHANG);
-      if (r != c.pid) continue;
-      c.done = true;
+      if (!reap_if_ended(c, &status, kill_fn)) continue;
       --running;
-      // Stragglers a rank left in its group (e.g. data workers) go with it.
-      kill(-c.pid, SIGKILL);
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       if (!ok && result.failed_name.empty() && !kill_at) {
         result.failed_name = c.spec->name;
         result.exit_code = exit_code_of(status);
         log::error(c.spec->name + " (pid " + std::to_string(c.pid) + ") " +
                    describe_status(status) + "; stopping the other ranks");
-        signal_all(children, SIGTERM);
+        signal_all(children, SIGTERM, kill_fn);
         kill_at = Clock::now() + grace_period;
       } else if (!ok) {
         log::info(c.spec->name + " (pid " + std::to_string(c.pid) + ") " + describe_status(status));
@@ -119,7 +135,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
     if (running == 0) break;
     if (kill_at && Clock::now() >= *kill_at) {
       log::warning("grace period over: killing the remaining ranks");
-      signal_all(children, SIGKILL);
+      signal_all(children, SIGKILL, kill_fn);
       kill_at = Clock::now() + std::chrono::hours(24);
     }
     timespec tick{0, 100'000'000};
@@ -127,7 +143,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
     const int sig = sigtimedwait(&watched, &info, &tick);
     if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
       log::warning(std::string("received SIG") + sigabbrev_np(sig) + ": forwarding to the ranks");
-      signal_all(children, sig);
+      signal_all(children, sig, kill_fn);
       if (result.failed_name.empty()) result.exit_code = 128 + sig;
       if (!kill_at) kill_at = Clock::now() + grace_period;
     }

@@ -5,7 +5,10 @@ Three suites, each with its own control plane (select one with argv[1]):
   ReconcileTest   Service + pods with the exact env contract; status follows pod states
                   written by the test (playing kubelet): Running, gang restart with
                   attempt+1, backoffLimit, permanent exit codes, Succeeded, cleanPodPolicy,
-                  TTL, suspend/resume, long names, invalid template env; printer columns.
+                  TTL, suspend/resume, long names, invalid template env; printer columns;
+                  a deleted or evicted pod restarts the whole gang (disruptions, not
+                  restarts); the deadline kill retried after an admission policy refused a
+                  delete.
   ResilienceTest  SIGKILL of the operator mid-reconcile and a kube-apiserver restart end
                   with no duplicate and no orphaned pod, and the operator keeps working.
   LeaderTest      two replicas: only the Lease holder acts; SIGKILL it and the other takes
@@ -23,6 +26,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (NS, SYSTEM_NS, Cluster, Kubelet, Kube, Operator,  # noqa: E402
                      holds_for, pods_of, training_job, wait_for)
+from kube_rest import ApiError  # noqa: E402
 
 CONTRACT = ["NNODES", "NODE_RANK", "MASTER_ADDR", "PORT", "GPUS", "MASTER_PORT", "WORLD_SIZE",
             "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
@@ -281,6 +285,152 @@ class ReconcileTest(OperatorSuite):
         new = self.wait_pods("pause", 2, 1)
         self.assertFalse({p["metadata"]["uid"] for p in pods} & {p["metadata"]["uid"] for p in new})
         self.assertEqual(self.job("pause")["status"]["restarts"], 0)
+
+    # -- disruptions (issue 10, point 3) -------------------------------------------
+    def assert_disruption_restart(self, name, n, attempt, disruptions):
+        job = wait_for(lambda: (j := self.job(name)) and j["status"].get("attempt") == attempt
+                       and j, 30, f"{name} attempt {attempt}")
+        st = job["status"]
+        self.assertEqual((st.get("restarts"), st.get("disruptions")), (0, disruptions), st)
+        restarting = self.condition(job, "Restarting")
+        self.assertEqual(restarting["reason"], "NodeDisrupted", restarting)
+        self.assertIn("not counted against backoffLimit", restarting["message"])
+        return self.wait_pods(name, n, attempt)
+
+    def run_all(self, name, pods):
+        for p in pods:
+            self.kubelet.set_running(p)
+        job = self.wait_phase(name, "Running")
+        # The operator records each rank's pod uid once seen: that is how it tells a pod
+        # that vanished from one not created yet.
+        wait_for(lambda: all(n.get("uid") for n in self.job(name)["status"]["nodes"]), 10,
+                 f"{name} node uids in status")
+        return job
+
+    def test_deleted_pod_starts_a_new_attempt_of_the_whole_gang(self):
+        # backoffLimit 0: had the disruption been counted as a failure, the job would fail.
+        self.apply(training_job("drained", nnodes=3, backoffLimit=0))
+        pods = self.wait_pods("drained", 3, 0)
+        self.run_all("drained", pods)
+        # kubectl delete of a pod that never reached a node: it is gone at once.
+        self.kube.delete(Kube.core(NS, "pods", pods[1]["metadata"]["name"]))
+        new = self.assert_disruption_restart("drained", 3, 1, 1)
+        self.assertFalse({p["metadata"]["uid"] for p in pods} & {p["metadata"]["uid"] for p in new},
+                         "every pod recreated, none alone in the old attempt")
+        for p in new:
+            env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+            self.assertEqual(env["DDP3D_ATTEMPT"], "1")
+        self.run_all("drained", new)
+        # A deletion the pod takes time to finish (as on a node, with a grace period; here a
+        # finalizer holds it): the operator acts on the deletionTimestamp and waits for the
+        # name to come free before recreating that rank.
+        held = new[0]["metadata"]["name"]
+        self.kube.merge_patch(Kube.core(NS, "pods", held),
+                              {"metadata": {"finalizers": ["test.ddp3d.io/hold"]}})
+        self.kube.delete(Kube.core(NS, "pods", held))
+        wait_for(lambda: self.job("drained")["status"].get("attempt") == 2, 30, "attempt 2")
+        time.sleep(1)  # rank 0's old pod still holds its name: it is not recreated meanwhile
+        names = [(p["metadata"]["name"], p["metadata"]["labels"]["ddp3d.io/attempt"])
+                 for p in pods_of(self.kube, self.job("drained"))]
+        self.assertIn((held, "1"), names)
+        self.assertNotIn((held, "2"), names)
+        self.kube.merge_patch(Kube.core(NS, "pods", held), {"metadata": {"finalizers": None}})
+        newest = self.assert_disruption_restart("drained", 3, 2, 2)
+        self.run_all("drained", newest)
+        reasons = [e["reason"] for e in self.kube.list(Kube.core(NS, "events"))
+                   if e["involvedObject"]["name"] == "drained"]
+        self.assertGreaterEqual(reasons.count("NodeDisrupted"), 2, reasons)
+        self.assertNotIn("NodeFailed", reasons)
+
+    def test_evicted_pod_starts_a_new_attempt_of_the_whole_gang(self):
+        self.apply(training_job("evicted", nnodes=2, restartPolicy="ExitCode", backoffLimit=0,
+                                disruptionLimit=1))
+        pods = self.wait_pods("evicted", 2, 0)
+        self.run_all("evicted", pods)
+        # What the eviction API, the scheduler's preemption or the taint manager write first.
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.kube.merge_patch(Kube.core(NS, "pods", pods[0]["metadata"]["name"], "status"),
+                              {"status": {"conditions": [{
+                                  "type": "DisruptionTarget", "status": "True",
+                                  "reason": "EvictionByEvictionAPI",
+                                  "message": "Eviction API: evicting", "lastTransitionTime": now}]}})
+        new = self.assert_disruption_restart("evicted", 2, 1, 1)
+        self.assertIn("EvictionByEvictionAPI", self.condition(self.job("evicted"),
+                                                              "Restarting")["message"])
+        self.run_all("evicted", new)
+        # disruptionLimit 1 is used up: the next disruption fails the job, restarts still 0.
+        self.kube.delete(Kube.core(NS, "pods", new[1]["metadata"]["name"]))
+        job = self.wait_phase("evicted", "Failed")
+        failed = self.condition(job, "Failed")
+        self.assertEqual(failed["reason"], "DisruptionLimitExceeded", failed)
+        self.assertIn("disruptionLimit is 1", failed["message"])
+        self.assertEqual((job["status"]["restarts"], job["status"]["disruptions"]), (0, 1))
+
+    # -- level-triggered clean-up (issue 10, point 6) --------------------------------
+    def test_deadline_kill_is_retried_after_a_failed_delete(self):
+        # An admission policy refuses to delete pods carrying a label: the operator's delete
+        # of that pod fails until the label is removed.
+        label = "test.ddp3d.io/undeletable"
+        adm = "/apis/admissionregistration.k8s.io/v1"
+        self.kube.create(f"{adm}/validatingadmissionpolicies", {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "undeletable-pods"},
+            "spec": {"failurePolicy": "Fail",
+                     "matchConstraints": {"resourceRules": [{
+                         "apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+                         "resources": ["pods"]}]},
+                     "validations": [{
+                         "expression": f"!has(oldObject.metadata.labels) || "
+                                       f"!('{label}' in oldObject.metadata.labels)",
+                         "message": "this pod may not be deleted (test)"}]}})
+        self.kube.create(f"{adm}/validatingadmissionpolicybindings", {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "undeletable-pods"},
+            "spec": {"policyName": "undeletable-pods", "validationActions": ["Deny"]}})
+        try:
+            self._deadline_kill_with_refused_delete(label)
+        finally:
+            self.kube.delete(f"{adm}/validatingadmissionpolicybindings/undeletable-pods")
+            self.kube.delete(f"{adm}/validatingadmissionpolicies/undeletable-pods")
+
+    def _deadline_kill_with_refused_delete(self, label):
+        # The policy takes effect once the API server has loaded it: probe with a pod.
+        probe = {"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {"name": "undeletable-probe", "labels": {label: "true"}},
+                 "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+        self.kube.create(Kube.core(NS, "pods"), probe)
+
+        def refused():
+            try:
+                self.kube.request("DELETE", Kube.core(NS, "pods", "undeletable-probe"))
+            except ApiError as e:
+                return e.code in (403, 422)
+            raise AssertionError("the probe pod was deleted: policy not in force")
+        wait_for(refused, 30, "the admission policy to refuse deletes")
+        self.kube.merge_patch(Kube.core(NS, "pods", "undeletable-probe"),
+                              {"metadata": {"labels": {label: None}}})
+        self.kube.delete(Kube.core(NS, "pods", "undeletable-probe"))
+
+        # cleanPodPolicy None: only the deadline kill deletes the pods.
+        self.apply(training_job("held", nnodes=2, activeDeadlineSeconds=5, cleanPodPolicy="None"))
+        pods = self.wait_pods("held", 2, 0)
+        stuck = pods[0]["metadata"]["name"]
+        self.kube.merge_patch(Kube.core(NS, "pods", stuck), {"metadata": {"labels": {label: "true"}}})
+        for p in pods:
+            self.kubelet.set_running(p)
+        job = self.wait_phase("held", "Failed", timeout=30)
+        self.assertEqual(self.condition(job, "Failed")["reason"], "DeadlineExceeded")
+        wait_for(lambda: [p["metadata"]["name"] for p in pods_of(self.kube, job)] == [stuck], 20,
+                 "the deletable pod to go")
+        # Pass after pass, the operator asks again for the refused delete.
+        wait_for(lambda: self.op.logs().count(f"DeletePod {stuck} failed") >= 2, 30,
+                 "a second reconcile pass re-issuing the refused delete")
+        self.assertEqual([p["metadata"]["name"] for p in pods_of(self.kube, job)], [stuck])
+        # Once the delete can succeed, the next pass gets the pod deleted.
+        self.kube.merge_patch(Kube.core(NS, "pods", stuck), {"metadata": {"labels": {label: None}}})
+        wait_for(lambda: not pods_of(self.kube, job), 30, "the deadline kill to finish")
+        self.assertEqual(self.phase("held"), "Failed")
 
     def test_endpoints_and_metrics(self):
         self.assertEqual(self.op.http(self.op.health_port, "/healthz")[0], 200)

@@ -614,5 +614,342 @@ TEST(Reconcile, LongNameJobCreatesValidNames) {
   EXPECT_EQ(count(r, Action::Kind::kCreatePod), 3);
 }
 
+// --- level-triggered cleanup (issue 10, point 6) ------------------------------------------------
+// Each pass sees what exists and the status the previous pass wrote; a delete that failed
+// (the API refused it, the operator crashed) leaves the pod there, and the next pass must
+// issue the delete again, until the pod is gone.
+
+std::vector<std::string> deleted_pods(const ReconcileResult& r) {
+  std::vector<std::string> out;
+  for (const auto& a : r.actions) {
+    if (a.kind == Action::Kind::kDeletePod) out.push_back(a.name);
+  }
+  return out;
+}
+
+TEST(Reconcile, DeadlineKillIsReissuedUntilThePodsAreGone) {
+  auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
+  j.spec.run_policy.active_deadline_seconds = 100;
+  j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kNone;
+  const Pods running = all_pods(j, 0, "Running");
+  // Pass 1: past the deadline, the job fails and both pods are to go.
+  auto r = reconcile(j, {}, observed(j, running), kT0 + 100);
+  ASSERT_EQ(r.status.phase, Phase::kFailed);
+  ASSERT_EQ(r.status.reason, "DeadlineExceeded");
+  EXPECT_EQ(deleted_pods(r), (std::vector<std::string>{"pp-node-0", "pp-node-1"}));
+  // Both deletes failed: pass 2 reads the stored (Failed) status and sees the same pods.
+  std::vector<api::FieldError> errors;
+  j.status = api::status_from_json(api::status_to_json(r.status), &errors);
+  r = reconcile(j, {}, observed(j, running), kT0 + 101);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_EQ(deleted_pods(r), (std::vector<std::string>{"pp-node-0", "pp-node-1"}));
+  EXPECT_TRUE(events(r).empty()) << "the failure is reported once";
+  // Pass 3: rank 0's delete went through (terminating), rank 1's failed again.
+  Pods partly = running;
+  partly[0].deleting = true;
+  r = reconcile(j, {}, observed(j, partly), kT0 + 102);
+  EXPECT_EQ(deleted_pods(r), (std::vector<std::string>{"pp-node-1"}));
+  // Once they are gone, nothing more is asked.
+  r = reconcile(j, {}, observed(j, {}), kT0 + 103);
+  EXPECT_TRUE(r.actions.empty());
+  EXPECT_EQ(r.status, j.status);
+}
+
+TEST(Reconcile, CleanPodPolicyAndTtlAreReissuedOnEveryPass) {
+  auto j = in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kRunning);
+  j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kRunning;
+  j.spec.run_policy.ttl_seconds_after_finished = 5;
+  Pods pods = one_failed(j, 0, 2);  // rank 1 failed permanently, ranks 0, 2, 3 still run
+  pods[1].finished_at = kT0;
+  for (auto& p : pods) p.finished_at = kT0;
+  auto r = reconcile(j, {}, observed(j, pods), kT0 + kExitCodeVerdictGraceSeconds);
+  ASSERT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_EQ(deleted_pods(r).size(), 3u);
+  // Every delete failed; the next passes ask again, then delete the job when the TTL is due.
+  j.status = r.status;
+  for (int pass = 1; pass <= 3; ++pass) {
+    SCOPED_TRACE(pass);
+    r = reconcile(j, {}, observed(j, pods), kT0 + kExitCodeVerdictGraceSeconds + pass);
+    EXPECT_EQ(deleted_pods(r).size(), 3u);
+    EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 0);
+  }
+  r = reconcile(j, {}, observed(j, pods), kT0 + kExitCodeVerdictGraceSeconds + 5);
+  EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 1);
+  // The DeleteJob failed too: asked again on the next pass.
+  r = reconcile(j, {}, observed(j, {pods[1]}), kT0 + kExitCodeVerdictGraceSeconds + 6);
+  EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 1);
+  EXPECT_TRUE(deleted_pods(r).empty()) << "the failed pod is kept under cleanPodPolicy Running";
+}
+
+// --- disruptions (issue 10, point 3) ------------------------------------------------------------
+
+// The status of a job whose 4 pods of `attempt` were all observed Running (uids recorded).
+api::TrainingJob running_job(int attempt = 0, int restarts = 0) {
+  auto j =
+      in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kStarting, attempt, restarts);
+  const auto r = reconcile(j, {}, observed(j, all_pods(j, attempt, "Running")), kT0 + 1);
+  EXPECT_EQ(r.status.phase, Phase::kRunning);
+  j.status = r.status;
+  return j;
+}
+
+void expect_disruption_restart(const ReconcileResult& r, int want_deletes) {
+  EXPECT_EQ(r.status.phase, Phase::kRestarting) << r.status.message;
+  EXPECT_EQ(r.status.reason, "NodeDisrupted");
+  EXPECT_EQ(r.status.attempt, 1);
+  EXPECT_EQ(r.status.restarts, 0) << "disruptions do not count against backoffLimit";
+  EXPECT_EQ(r.status.disruptions, 1);
+  EXPECT_EQ(count(r, Action::Kind::kDeletePod), want_deletes);
+  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0) << "never a lone recreate";
+  EXPECT_EQ(events(r), (std::vector<std::string>{"Warning/NodeDisrupted"}));
+  EXPECT_NE(r.status.message.find("disruption 1 of 10"), std::string::npos) << r.status.message;
+}
+
+TEST(Reconcile, PodDeletedFromOutsideRestartsTheGang) {
+  const auto j = running_job();
+  Pods pods = all_pods(j, 0, "Running");
+  pods[2].deleting = true;  // kubectl delete / drain: terminating, still there
+  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  expect_disruption_restart(r, 3);
+  EXPECT_NE(r.status.message.find("node 2 (pod pp-node-2) was deleted from outside"),
+            std::string::npos)
+      << r.status.message;
+  EXPECT_EQ(r.status.nodes[2].reason, "Disrupted");
+  for (const auto& n : r.status.nodes) EXPECT_TRUE(n.uid.empty()) << "uids of the old attempt";
+}
+
+TEST(Reconcile, PodThatVanishedRestartsTheGang) {
+  const auto j = running_job();
+  Pods pods = all_pods(j, 0, "Running");
+  pods.erase(pods.begin() + 1);  // deleted and already removed (never scheduled, or forced)
+  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  expect_disruption_restart(r, 3);
+  EXPECT_EQ(r.status.nodes[1].phase, "Deleted");
+  // The next passes create attempt 1 as the names come free (rank 1's at once, the others
+  // once their old pods are gone), never taking a not-yet-created pod of the new attempt for
+  // a vanished one.
+  auto next = j;
+  next.status = r.status;
+  Pods terminating = pods;
+  for (auto& p : terminating) p.deleting = true;
+  auto w = reconcile(next, {}, observed(next, terminating), kT0 + 11);
+  EXPECT_EQ(w.status.phase, Phase::kRestarting);
+  EXPECT_EQ(w.status.disruptions, 1);
+  EXPECT_EQ(deleted_pods(w), std::vector<std::string>{});
+  ASSERT_EQ(count(w, Action::Kind::kCreatePod), 1);
+  EXPECT_EQ(w.actions.back().name, "pp-node-1");
+  next.status = w.status;
+  const auto c = reconcile(next, {}, observed(next, {pod(next, 1, 1, "Pending")}), kT0 + 12);
+  EXPECT_EQ(count(c, Action::Kind::kCreatePod), 3);
+  EXPECT_EQ(c.status.phase, Phase::kRestarting);
+  EXPECT_EQ(c.status.disruptions, 1);
+  EXPECT_EQ(c.status.attempt, 1);
+  EXPECT_EQ(c.status.restarts, 0);
+}
+
+TEST(Reconcile, PodsNotYetSeenAreCreatedNotCountedAsDisrupted) {
+  // A fresh job, or pods the cache has not delivered yet: no uid is recorded, so a missing
+  // pod is (re)created, as before.
+  auto j = in_phase(job("pp", 4, 8), Phase::kPending);
+  const auto r = reconcile(j, {}, observed(j, {}), kT0 + 1);
+  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 4);
+  EXPECT_EQ(r.status.disruptions, 0);
+  // After a suspend (pods deleted by the operator), resume starts a fresh attempt, not a
+  // disruption.
+  auto s = running_job();
+  s.spec.run_policy.suspend = true;
+  auto sr = reconcile(s, {}, observed(s, all_pods(s, 0, "Running")), kT0 + 5);
+  ASSERT_EQ(sr.status.phase, Phase::kSuspended);
+  s.status = sr.status;
+  s.spec.run_policy.suspend = false;
+  sr = reconcile(s, {}, observed(s, {}), kT0 + 6);
+  EXPECT_EQ(sr.status.phase, Phase::kPending);
+  EXPECT_EQ(sr.status.disruptions, 0);
+  EXPECT_EQ(count(sr, Action::Kind::kCreatePod), 4);
+}
+
+TEST(Reconcile, EvictionAndNodeLossRestartTheGang) {
+  struct C {
+    std::string name;
+    std::function<void(ObservedPod&)> disrupt;
+    int want_deletes;
+    std::string want_message;
+  };
+  const std::vector<C> cases = {
+      {"DisruptionTarget, not yet deleted",
+       [](ObservedPod& p) { p.disruption_target = "EvictionByEvictionAPI"; }, 4,
+       "marked for disruption (EvictionByEvictionAPI)"},
+      {"preempted and being deleted",
+       [](ObservedPod& p) {
+         p.disruption_target = "PreemptionByScheduler";
+         p.deleting = true;
+       },
+       3, "deleted by Kubernetes (PreemptionByScheduler)"},
+      {"killed by the kubelet for the preemption",
+       [](ObservedPod& p) {
+         p.disruption_target = "TerminationByKubelet";
+         p.phase = "Failed";
+         p.exit_code = 137;
+       },
+       4, "marked for disruption (TerminationByKubelet)"},
+      {"node-pressure eviction",
+       [](ObservedPod& p) {
+         p.phase = "Failed";
+         p.pod_reason = p.reason = "Evicted";
+       },
+       4, "stopped by its node (Evicted)"},
+      {"node unreachable", [](ObservedPod& p) { p.phase = "Unknown"; }, 4,
+       "lost with its node (phase Unknown)"},
+      {"node lost (older node controllers)",
+       [](ObservedPod& p) { p.pod_reason = p.reason = "NodeLost"; }, 4,
+       "stopped by its node (NodeLost)"},
+  };
+  for (const auto& policy : {api::RestartPolicy::kExitCode, api::RestartPolicy::kNever,
+                             api::RestartPolicy::kOnFailure}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(c.name + " / " + api::to_string(policy));
+      auto j = running_job();
+      j.spec.run_policy.restart_policy = policy;
+      Pods pods = all_pods(j, 0, "Running");
+      c.disrupt(pods[3]);
+      const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+      expect_disruption_restart(r, c.want_deletes);
+      EXPECT_NE(r.status.message.find("node 3 (pod pp-node-3) was " + c.want_message),
+                std::string::npos)
+          << r.status.message;
+    }
+  }
+}
+
+TEST(Reconcile, DisruptionLimitFailsTheJob) {
+  auto j = running_job(3, 1);
+  j.spec.run_policy.disruption_limit = 2;
+  j.status.disruptions = 2;
+  Pods pods = all_pods(j, 3, "Running");
+  pods[0].deleting = true;
+  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_EQ(r.status.reason, "DisruptionLimitExceeded");
+  EXPECT_NE(r.status.message.find("disruptionLimit is 2"), std::string::npos) << r.status.message;
+  EXPECT_EQ(r.status.restarts, 1);
+  EXPECT_EQ(r.status.attempt, 3);
+  // disruptionLimit 0: the first disruption fails the job.
+  auto z = running_job();
+  z.spec.run_policy.disruption_limit = 0;
+  Pods zp = all_pods(z, 0, "Running");
+  zp[1].phase = "Unknown";
+  EXPECT_EQ(reconcile(z, {}, observed(z, zp), kT0 + 10).status.reason, "DisruptionLimitExceeded");
+}
+
+TEST(Reconcile, FinishedPodsDeletedLaterAreNotDisruptions) {
+  // A pod that failed on its own and was then deleted is still that failure (ExitCode: 2 is
+  // permanent), not a free retry.
+  auto j = running_job();
+  Pods pods = all_pods(j, 0, "Failed");
+  for (auto& p : pods) {
+    p.exit_code = 2;
+    p.finished_at = kT0 + 5;
+  }
+  pods[0].deleting = true;
+  auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_EQ(r.status.reason, "PermanentExitCode");
+  EXPECT_EQ(r.status.disruptions, 0);
+  // A rank that succeeded and whose pod is then deleted (a drain at the end) still counts as
+  // succeeded.
+  j = running_job();
+  pods = all_pods(j, 0, "Succeeded");
+  pods[2].deleting = true;
+  pods[2].disruption_target = "EvictionByEvictionAPI";
+  r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  EXPECT_EQ(r.status.phase, Phase::kSucceeded);
+  EXPECT_EQ(r.status.disruptions, 0);
+}
+
+// --- collateral exits (exit_code::kPeerLost)
+// ------------------------------------------------------
+
+TEST(Reconcile, PeerLostRanksAreNotBlamed) {
+  constexpr int kPeerLost = 200;
+  // ExitCode: rank 2 exited 1 (its own bug); ranks 0 and 1 stopped because they lost it. The
+  // job fails at once (the group has settled) blaming rank 2, though it is not the lowest rank
+  // and not the first to be listed.
+  auto j = running_job();
+  Pods pods = all_pods(j, 0, "Failed");
+  for (auto& p : pods) p.finished_at = kT0 + 5;
+  pods[0].exit_code = kPeerLost;
+  pods[1].exit_code = kPeerLost;
+  pods[2].exit_code = 1;
+  pods[2].finished_at = kT0 + 6;  // even when its status says it finished later
+  pods[3].exit_code = kPeerLost;
+  auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_EQ(r.status.reason, "PermanentExitCode") << "a collateral 200 is no reason to retry";
+  EXPECT_NE(r.status.message.find("node 2 (pod pp-node-2) failed with exit code 1"),
+            std::string::npos)
+      << r.status.message;
+  EXPECT_EQ(r.status.nodes[0].reason, "PeerLost");
+  EXPECT_EQ(r.status.nodes[2].reason, "");
+  // OnFailure: a killed rank (137) with collateral peers restarts, blaming the killed one.
+  j = running_job();
+  j.spec.run_policy.restart_policy = api::RestartPolicy::kOnFailure;
+  pods = all_pods(j, 0, "Running");
+  pods[0].phase = pods[1].phase = "Failed";
+  pods[0].exit_code = kPeerLost;
+  pods[0].finished_at = kT0 + 4;
+  pods[1].exit_code = 137;
+  pods[1].finished_at = kT0 + 5;
+  r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+  EXPECT_EQ(r.status.phase, Phase::kRestarting);
+  EXPECT_EQ(r.status.reason, "NodeFailed");
+  EXPECT_EQ(r.status.restarts, 1);
+  EXPECT_NE(r.status.message.find("node 1 (pod pp-node-1) failed with exit code 137"),
+            std::string::npos)
+      << r.status.message;
+}
+
+TEST(Reconcile, PeerLostExitsWaitForTheLostRankToReport) {
+  // Rank 0 exited 200 at T0+5 because rank 1 was killed; rank 1's 137 is not in yet.
+  auto j = running_job();
+  j.spec.run_policy.restart_policy = api::RestartPolicy::kOnFailure;
+  Pods pods = all_pods(j, 0, "Running");
+  pods[0].phase = "Failed";
+  pods[0].exit_code = 200;
+  pods[0].finished_at = kT0 + 5;
+  auto r = reconcile(j, {}, observed(j, pods), kT0 + 7);
+  EXPECT_EQ(r.status, j.status) << "no verdict while the group may still explain it";
+  EXPECT_TRUE(r.actions.empty());
+  EXPECT_EQ(r.requeue_after_seconds, kExitCodeVerdictGraceSeconds - 2);
+  // The killed rank reports: an ordinary failure, counted against backoffLimit.
+  Pods killed = pods;
+  killed[1].phase = "Failed";
+  killed[1].exit_code = 137;
+  killed[1].finished_at = kT0 + 5;
+  r = reconcile(j, {}, observed(j, killed), kT0 + 8);
+  EXPECT_EQ(r.status.reason, "NodeFailed");
+  EXPECT_EQ((std::pair{r.status.restarts, r.status.disruptions}), (std::pair{1, 0}));
+  // Nothing reports within the grace period: a disruption.
+  r = reconcile(j, {}, observed(j, pods), kT0 + 5 + kExitCodeVerdictGraceSeconds);
+  EXPECT_EQ(r.status.reason, "NodeDisrupted");
+  EXPECT_EQ((std::pair{r.status.restarts, r.status.disruptions}), (std::pair{0, 1}));
+}
+
+TEST(Reconcile, OnlyPeerLostFailuresRestartAsADisruption) {
+  // Every failed rank says a peer was lost and no pod shows a cause (a host vanished without
+  // its pod status changing yet): restart, counted as a disruption, under every policy.
+  for (const auto& policy : {api::RestartPolicy::kExitCode, api::RestartPolicy::kNever,
+                             api::RestartPolicy::kOnFailure}) {
+    SCOPED_TRACE(api::to_string(policy));
+    auto j = running_job();
+    j.spec.run_policy.restart_policy = policy;
+    Pods pods = all_pods(j, 0, "Running");
+    pods[1].phase = pods[3].phase = "Failed";
+    pods[1].exit_code = pods[3].exit_code = 200;
+    const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
+    expect_disruption_restart(r, 4);
+    EXPECT_NE(r.status.message.find("a peer was lost"), std::string::npos) << r.status.message;
+  }
+}
+
 }  // namespace
 }  // namespace ddp3d::op::controller

@@ -89,8 +89,8 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   st.observed_generation = 7;
   st.conditions.push_back(
       {"Restarting", "True", "NodeFailed", "node 1 failed", "2026-11-30T10:01:00Z"});
-  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, ""});
-  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled"});
+  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, "", "uid-0"});
+  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled", ""});
   std::vector<FieldError> errors;
   const auto back = status_from_json(status_to_json(st), &errors);
   EXPECT_TRUE(errors.empty()) << join(errors);
