@@ -41,4 +41,10 @@ WORKDIR /workspace/ddp3d
 COPY tools/ tools/
 COPY configs/ configs/
 ENV DDP3D_BIN=/usr/local/bin/ddp3d
+# A non-root user, numeric so that the kubelet can verify the runAsNonRoot the operator sets
+# on every Restricted pod (docs/security.md). The image's files stay root-owned (read-only to
+# the worker); outputs go to the --work-dir volume, HOME to the user's own directory.
+RUN useradd --uid 10001 --user-group --create-home --home-dir /home/ddp3d --shell /usr/sbin/nologin ddp3d
+ENV HOME=/home/ddp3d
+USER 10001:10001
 ENTRYPOINT ["bash", "tools/dist_train.sh"]

@@ -75,6 +75,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   cc.namespaces = opts.namespaces;
   cc.workers = opts.workers;
   cc.resync = std::chrono::seconds(opts.resync_seconds);
+  cc.template_policy = opts.template_policy;
   cc.identity = identity;
   log::info("watching " + scope_text(opts.namespaces));
   op::JobController controller(client, cc, operator_metrics);

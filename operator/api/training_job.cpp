@@ -217,6 +217,16 @@ void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec
   }
   if (r.object("template")) spec->pod_template = r.at("template");
   if (r.object("runPolicy")) parse_run_policy(r.at("runPolicy"), errors, &spec->run_policy);
+  // --- pod security (docs/security.md) ---
+  std::string pod_security;
+  r.string("podSecurity", &pod_security);
+  if (!pod_security.empty()) {
+    if (auto p = parse_pod_security(pod_security)) {
+      spec->pod_security = *p;
+    } else {
+      r.error("podSecurity", "unsupported value \"" + pod_security + "\" (Restricted, Trusted)");
+    }
+  }
 }
 
 void parse_meta(const value& v, std::vector<FieldError>* errors, ObjectMeta* meta) {

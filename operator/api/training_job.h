@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "operator/api/field_error.h"
+#include "operator/api/pod_security.h"
 
 namespace ddp3d::op::api {
 
@@ -77,6 +78,8 @@ struct TrainingJobSpec {
   // PodTemplateSpec pass-through ({} when absent).
   web::json::value pod_template = web::json::value::object();
   RunPolicy run_policy;
+  // --- pod security (docs/security.md) ---
+  PodSecurity pod_security = PodSecurity::kRestricted;
 };
 
 struct ObjectMeta {

@@ -4,6 +4,7 @@
 
 #include "operator/api/env_contract.h"
 #include "operator/api/names.h"
+#include "operator/controller/pod_security_defaults.h"
 
 namespace ddp3d::op::controller {
 
@@ -240,6 +241,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
     object_field(resources, "limits")["nvidia.com/gpu"] =
         value::string(std::to_string(s.gpus_per_node));
   }
+  apply_pod_security_defaults(s.pod_security, spec);
   pod["spec"] = spec;
   return pod;
 }

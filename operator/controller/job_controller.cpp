@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "operator/api/names.h"
+#include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"
@@ -263,7 +264,12 @@ void JobController::process(const std::string& key) {
       observed.services.push_back(controller::observe_service(s));
     }
   }
-  const auto result = controller::reconcile(job, parsed.errors, observed, std::time(nullptr));
+  // The template policy needs this operator's configuration, so it runs here; its errors fail
+  // the job like parse errors do (condition and Event naming the field).
+  std::vector<api::FieldError> errors = parsed.errors;
+  for (auto& e : api::check_template_policy(job, config_.template_policy))
+    errors.push_back(std::move(e));
+  const auto result = controller::reconcile(job, errors, observed, std::time(nullptr));
 
   if (!(result.status == job.status)) {
     value body = obj;

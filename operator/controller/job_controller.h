@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "operator/api/template_policy_options.h"
 #include "operator/controller/operator_metrics.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
@@ -28,6 +29,7 @@ struct ControllerConfig {
   std::chrono::seconds resync{300};
   std::string identity = "ddp3d-operator";  // reportingInstance of the events we record
   std::chrono::seconds sync_timeout{120};
+  api::TemplatePolicy template_policy;  // what spec.template may ask for (docs/security.md)
 };
 
 class JobController {

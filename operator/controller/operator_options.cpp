@@ -22,7 +22,8 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
   return v;
 }
 
-std::vector<std::string> split_commas(const std::string& flag, const std::string& text) {
+std::vector<std::string> split_commas(const std::string& flag, const std::string& text,
+                                      const char* item = "namespace") {
   std::vector<std::string> out;
   size_t start = 0;
   for (;;) {
@@ -33,7 +34,7 @@ std::vector<std::string> split_commas(const std::string& flag, const std::string
   }
   // "", ",a", "a,,b" and "a," each leave an empty part.
   if (std::find(out.begin(), out.end(), "") != out.end())
-    throw UsageError(flag + ": empty namespace in \"" + text + "\"");
+    throw UsageError(flag + ": empty " + item + " in \"" + text + "\"");
   return out;
 }
 
@@ -76,6 +77,11 @@ Reconciles ddp3d.io/v1alpha1 TrainingJobs into a headless Service and one pod pe
   --health-address HOST:PORT        /healthz and /readyz address (default :8081; 0 disables)
   --workers N                       concurrent reconciles (default 4)
   --resync-seconds N                re-examine every job this often (default 300)
+  --trusted-namespaces NS[,NS...]   namespaces whose jobs may set spec.podSecurity: Trusted
+                                    (pod template unchecked; default: none)
+  --allowed-service-accounts SA[,SA...]
+                                    service accounts a Restricted pod template may name
+                                    (default: default)
   -h, --help                        this text
 )";
 }
@@ -106,8 +112,19 @@ OperatorOptions parse_operator_options(const std::vector<std::string>& args) {
        [&](const std::string& f, const std::string& v) { o.health = parse_listen_address(f, v); }},
       {"--workers",
        [&](const std::string& f, const std::string& v) { o.workers = parse_int(f, v, 1, 256); }},
-      {"--resync-seconds", [&](const std::string& f, const std::string& v) {
+      {"--resync-seconds",
+       [&](const std::string& f, const std::string& v) {
          o.resync_seconds = parse_int(f, v, 0, 86400);
+       }},
+      // "" clears the list (a chart value left empty).
+      {"--trusted-namespaces",
+       [&](const std::string& f, const std::string& v) {
+         o.template_policy.trusted_namespaces =
+             v.empty() ? std::vector<std::string>{} : split_commas(f, v);
+       }},
+      {"--allowed-service-accounts", [&](const std::string& f, const std::string& v) {
+         o.template_policy.allowed_service_accounts =
+             v.empty() ? std::vector<std::string>{} : split_commas(f, v, "service account");
        }}};
   for (size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];

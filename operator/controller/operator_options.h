@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "operator/api/template_policy_options.h"
+
 namespace ddp3d::op {
 
 struct ListenAddress {
@@ -26,6 +28,7 @@ struct OperatorOptions {
   ListenAddress health{"0.0.0.0", 8081, true};
   int workers = 4;
   int resync_seconds = 300;
+  api::TemplatePolicy template_policy;  // --trusted-namespaces, --allowed-service-accounts
   bool help = false;
 };
 

@@ -165,10 +165,12 @@ class OperatorImageTest(unittest.TestCase):
     def test_chart_flags_are_accepted_by_the_binary(self):
         template = read("charts/ddp3d/templates/deployment.yaml")
         flags = sorted(set(re.findall(r"^\s*- (--[a-z-]+)", template, re.M)))
-        self.assertEqual(flags, ["--health-address", "--leader-elect", "--metrics-address", "--namespace"])
+        self.assertEqual(flags, ["--allowed-service-accounts", "--health-address", "--leader-elect",
+                                 "--metrics-address", "--namespace", "--trusted-namespaces"])
         # The chart's rendered form (values.yaml defaults), parsed by the real binary.
         argv = ["--leader-elect", "--metrics-address=:8080", "--health-address=:8081",
-                "--namespace=a,b", "--help"]
+                "--namespace=a,b", "--trusted-namespaces=c", "--allowed-service-accounts=default",
+                "--help"]
         res = subprocess.run([OPERATOR_BIN, *argv], capture_output=True, text=True, timeout=30)
         self.assertEqual(res.returncode, 0, res.stderr)
         res = subprocess.run([OPERATOR_BIN, "--no-such-flag", "--help"], capture_output=True,
@@ -235,6 +237,16 @@ class WorkerImageTest(unittest.TestCase):
         self.assertIn('value::string("tools/dist_train.sh")', controller)
         # dist_train.sh finds the binary through DDP3D_BIN first.
         self.assertIn("DDP3D_BIN", read("tools/ddp3d_binary.sh"))
+
+    def test_runs_as_a_numeric_non_root_user(self):
+        # The operator sets runAsNonRoot on Restricted pods; the kubelet can verify it only
+        # against a numeric USER, and the last USER of the final stage is the one that runs.
+        users = [arg for s, kw, arg in instructions(self.DOCKERFILE) if s == 1 and kw == "USER"]
+        self.assertTrue(users, "the runtime stage sets USER")
+        uid = users[-1].split(":")[0]
+        self.assertTrue(uid.isdigit() and int(uid) != 0, f"USER {users[-1]} is numeric, not root")
+        self.assertIn('psc["runAsNonRoot"] = value::boolean(true)',
+                      read("operator/controller/pod_security_defaults.cpp"))
 
     def test_runtime_installs_the_binarys_libraries(self):
         runtime = {package_stem(p) for p in apt_installs(self.DOCKERFILE, 1)}

@@ -119,11 +119,20 @@ class ChartOfflineTest(unittest.TestCase):
                                         "Role", "RoleBinding", "Service", "Deployment",
                                         "ConfigMap"]))
         deployment = next(d for d in docs if kind_of(d) == "Deployment")
-        for arg in ("- --leader-elect", "- --metrics-address=:8080", "- --health-address=:8081"):
+        for arg in ("- --leader-elect", "- --metrics-address=:8080", "- --health-address=:8081",
+                    "- --allowed-service-accounts=default"):
             self.assertIn(arg, deployment)
+        self.assertNotIn("--trusted-namespaces", deployment)  # no namespace trusted by default
         self.assertIn("path: /healthz", deployment)
         self.assertIn("path: /readyz", deployment)
         self.assertIn("serviceAccountName: ddp3d-operator", deployment)
+
+    def test_security_values_become_operator_flags(self):
+        deployment = next(d for d in documents(self.template(
+            "security.trustedNamespaces={infra,research}",
+            "security.allowedServiceAccounts={default,reader}")) if kind_of(d) == "Deployment")
+        self.assertIn("- --trusted-namespaces=infra,research", deployment)
+        self.assertIn("- --allowed-service-accounts=default,reader", deployment)
 
     def test_monitoring_render_only_when_enabled(self):
         kinds = [kind_of(d) for d in documents(

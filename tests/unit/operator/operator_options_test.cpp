@@ -34,6 +34,22 @@ TEST(OperatorOptions, EveryFlag) {
   EXPECT_TRUE(parse_operator_options({"-h"}).help);
 }
 
+TEST(OperatorOptions, TemplatePolicyFlags) {
+  const auto defaults = parse_operator_options({});
+  EXPECT_TRUE(defaults.template_policy.trusted_namespaces.empty());
+  EXPECT_EQ(defaults.template_policy.allowed_service_accounts, std::vector<std::string>{"default"});
+  const auto o = parse_operator_options(
+      {"--trusted-namespaces=infra,research", "--allowed-service-accounts", "default,reader"});
+  EXPECT_EQ(o.template_policy.trusted_namespaces, (std::vector<std::string>{"infra", "research"}));
+  EXPECT_EQ(o.template_policy.allowed_service_accounts,
+            (std::vector<std::string>{"default", "reader"}));
+  // An empty chart value renders as "--flag=": no namespace trusted, no account allowed.
+  const auto empty =
+      parse_operator_options({"--trusted-namespaces=", "--allowed-service-accounts="});
+  EXPECT_TRUE(empty.template_policy.trusted_namespaces.empty());
+  EXPECT_TRUE(empty.template_policy.allowed_service_accounts.empty());
+}
+
 TEST(OperatorOptions, UsageErrorsNameTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--bogus"}, "unknown flag \"--bogus\""},
@@ -41,6 +57,8 @@ TEST(OperatorOptions, UsageErrorsNameTheFlag) {
       {{"--workers", "x"}, "--workers"},
       {{"--workers"}, "--workers: missing value"},
       {{"--namespace", "a,,b"}, "--namespace: empty namespace"},
+      {{"--trusted-namespaces", "a,"}, "--trusted-namespaces: empty namespace"},
+      {{"--allowed-service-accounts", ",x"}, "--allowed-service-accounts: empty service account"},
       {{"--metrics-address", "8080"}, "--metrics-address: expected host:port"},
       {{"--health-address", "example.com:80"}, "--health-address: host must be an IPv4"},
       {{"--metrics-address", ":70000"}, "--metrics-address: expected an integer in [0, 65535]"},
