@@ -80,6 +80,7 @@ struct PeerHeartbeat::State {
   HeartbeatMonitor monitor;  // guarded by mutex, as are the flags below
   bool stopping = false;
   bool leaving = false;
+  bool leave_requested = false;
   bool left_published = false;
   bool beater_done = false;
   bool watcher_done = false;
@@ -93,9 +94,17 @@ void PeerHeartbeat::State::beat_once(long long counter) {
   }
   HeartbeatRecord mine{counter, leave_now, host, static_cast<long long>(::getpid())};
   store->set(heartbeat_key(rank), bytes(encode_heartbeat(mine)));
+  // get and multiGet wait for a missing key: until every peer has published once, read only
+  // the keys that exist, so a peer that never starts is the only one that looks silent.
   if (!peers_published) peers_published = store->check(peer_keys);
-  std::vector<std::vector<std::uint8_t>> values;
-  if (peers_published) values = store->multiGet(peer_keys);
+  std::vector<std::vector<std::uint8_t>> values(peer_keys.size());
+  if (peers_published) {
+    values = store->multiGet(peer_keys);
+  } else {
+    for (std::size_t i = 0; i < peer_keys.size(); ++i) {
+      if (store->check({peer_keys[i]})) values[i] = store->get(peer_keys[i]);
+    }
+  }
   const auto now = Clock::now();
   std::lock_guard lock(mutex);
   monitor.store_answered(now);
@@ -125,7 +134,9 @@ void PeerHeartbeat::State::beat_loop() {
     // Leaving, rank 0 waits for its peers' "left": read them sooner than every interval.
     const auto pause =
         leaving ? std::min(options.interval, std::chrono::milliseconds(50)) : options.interval;
-    if (changed.wait_for(lock, pause, [&] { return stopping; })) break;
+    changed.wait_for(lock, pause, [&] { return stopping || leave_requested; });
+    if (stopping) break;
+    leave_requested = false;  // publish "left" now rather than after a whole interval
   }
   std::lock_guard lock(mutex);
   beater_done = true;
@@ -171,6 +182,7 @@ void PeerHeartbeat::leave() {
   std::unique_lock lock(s.mutex);
   s.monitor.stop_watching();
   s.leaving = true;
+  s.leave_requested = true;
   s.changed.notify_all();
   const auto deadline = Clock::now() + s.options.timeout;
   s.changed.wait_until(lock, deadline, [&] {

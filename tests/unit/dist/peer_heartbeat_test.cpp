@@ -132,6 +132,18 @@ TEST(PeerHeartbeat, ARankThatStopsBeatingIsReportedByRankAndHostWithinTheTimeout
   EXPECT_NE(message.find("has not heartbeated for"), std::string::npos) << message;
 }
 
+TEST(PeerHeartbeat, APeerThatNeverStartsIsTheOneReported) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  LostReport report;
+  auto future = report.promise.get_future();
+  PeerHeartbeat rank0(store, 0, 3, fast(), "h:1", report.callback());
+  PeerHeartbeat rank1(store, 1, 3, fast(), "h:1", [](const std::string&) {});
+  ASSERT_EQ(future.wait_for(milliseconds(5000)), std::future_status::ready);
+  const std::string message = future.get().first;
+  EXPECT_NE(message.find("rank 2 (host unknown) has not heartbeated"), std::string::npos)
+      << message;
+}
+
 TEST(PeerHeartbeat, AStoreThatStopsAnsweringIsRankZeroLost) {
   auto store = c10::make_intrusive<FreezableStore>();
   LostReport report;
