@@ -182,6 +182,21 @@ class Checker {
     }
   }
 
+  // A timeout of one interval or less would call a peer lost between two of its beats.
+  void heartbeat() {
+    const std::string base = "env_cfg.dist_cfg.heartbeat_";
+    const Value* interval = at(root_, base + "interval");
+    const Value* timeout = at(root_, base + "timeout");
+    if (interval == nullptr && timeout == nullptr) return;
+    const double every = interval != nullptr ? interval->as_double() : 2.0;  // schema defaults
+    const double limit = timeout != nullptr ? timeout->as_double() : 20.0;
+    if (limit == 0) return;
+    expect(limit >= 2 * every, base + (timeout != nullptr ? "timeout" : "interval"),
+           "heartbeat_timeout (" + format_double(limit) +
+               " s) must be 0 (off) or at least twice heartbeat_interval (" + format_double(every) +
+               " s)");
+  }
+
  private:
   const Value& root_;
   std::vector<Issue>& issues_;
@@ -194,6 +209,7 @@ void check_consistency(const Value& root, std::vector<Issue>& issues) {
   const Value* type = at(root, "model.type");
   if (type != nullptr && type->as_string() == "PointPillars") checker.pointpillars();
   checker.schedule();
+  checker.heartbeat();
 }
 
 }  // namespace ddp3d::config

@@ -491,6 +491,18 @@ S default_hooks() {
       .doc("the runner's standard hooks");
 }
 
+// Peer heartbeats through the rendezvous store (docs/ddp.md, "Lost peers").
+S heartbeat_interval() {
+  return S::number().min(0, true).max(3600).def(2.0).doc(
+      "seconds between a rank's heartbeats through the rendezvous store");
+}
+
+S heartbeat_timeout() {
+  return S::number().min(0).max(86400).def(20.0).doc(
+      "seconds without a peer's heartbeat (or a store answer) before a rank stops with exit "
+      "code 200, naming the peer; 0: off; at least twice heartbeat_interval (docs/ddp.md)");
+}
+
 S env_cfg() {
   return S::map({
                     {"cudnn_benchmark", S::boolean().def(false)},
@@ -503,7 +515,9 @@ S env_cfg() {
                                          {"shared_memory_allreduce",
                                           S::boolean().def(true).doc(
                                               "gloo ranks all on one node all-reduce gradients "
-                                              "through shared memory (docs/ddp.md)")}})
+                                              "through shared memory (docs/ddp.md)")},
+                                         {"heartbeat_interval", heartbeat_interval()},
+                                         {"heartbeat_timeout", heartbeat_timeout()}})
                                      .def_empty_map()},
                     {"metrics_port",
                      S::integer().min(0).max(65535).def_null().doc(

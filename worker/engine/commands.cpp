@@ -111,7 +111,7 @@ int run_train(int argc, char** argv) {
     }
     runner.train();
     session->log->info("training finished");
-    if (session->pg) session->pg->barrier();
+    if (session->pg) session->pg->finish();  // the heartbeat leaves in order
     return 0;
   });
 }
@@ -150,7 +150,7 @@ int run_test(int argc, char** argv) {
                                         data->size(), metrics));
       session->log->info("wrote " + out.string());
     }
-    if (session->pg) session->pg->barrier();
+    if (session->pg) session->pg->finish();  // the heartbeat leaves in order
     return 0;
   });
 }
