@@ -64,7 +64,15 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
     return 2;
   }
   log::info("API server " + config.server + " (" + config.origin + ")");
-  kube::Client client(config);
+  // A bad CA or client key in the config is reported here, as a usage error, not an abort.
+  std::unique_ptr<kube::Client> client_holder;
+  try {
+    client_holder = std::make_unique<kube::Client>(config);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp3d-operator: %s\n", e.what());
+    return 2;
+  }
+  kube::Client& client = *client_holder;
 
   metrics::Registry registry;
   metrics::register_process_collector(registry);

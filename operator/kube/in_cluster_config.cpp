@@ -1,9 +1,8 @@
 // Configuration of a process running in a pod: the API server's service address from the
 // environment, credentials from the mounted service-account volume.
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "common/io/regular_file.h"
 #include "operator/kube/config.h"
 #include "operator/kube/errors.h"
 
@@ -27,17 +26,22 @@ Config in_cluster_config(const std::filesystem::path& sa_dir) {
     throw ConfigError("in-cluster config: token file " + cfg.bearer_token_file.string() +
                       " does not exist");
   const auto ca = sa_dir / "ca.crt";
-  std::ifstream in(ca, std::ios::binary);
-  if (!in) throw ConfigError("in-cluster config: cannot read CA file " + ca.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  cfg.ca_pem = text.str();
+  try {
+    cfg.ca_pem = io::read_regular_file(ca, 4 * io::kMiB, "CA file");
+  } catch (const io::FileError& e) {
+    throw ConfigError(std::string("in-cluster config: ") + e.what());
+  }
   if (cfg.ca_pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos)
     throw ConfigError("in-cluster config: " + ca.string() + " holds no PEM certificate");
 
-  std::ifstream ns_in(sa_dir / "namespace");
+  // Optional: without a readable namespace file the default namespace stays.
   std::string ns;
-  if (ns_in && std::getline(ns_in, ns) && !ns.empty()) cfg.default_namespace = ns;
+  try {
+    ns = io::read_regular_file(sa_dir / "namespace", 64 * io::kKiB, "namespace file");
+  } catch (const io::FileError&) {
+  }
+  ns = ns.substr(0, ns.find_first_of("\r\n"));
+  if (!ns.empty()) cfg.default_namespace = ns;
   return cfg;
 }
 

@@ -2,15 +2,18 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "common/io/regular_file.h"
 #include "operator/kube/base64.h"
 #include "operator/kube/config.h"
 #include "operator/kube/errors.h"
 
 namespace ddp3d::kube {
 namespace {
+
+// A kubeconfig is a few KB; certificates and keys a few KB each.
+constexpr std::uint64_t kMaxKubeconfigBytes = 16 * io::kMiB;
+constexpr std::uint64_t kMaxPemBytes = 4 * io::kMiB;
 
 class Reader {
  public:
@@ -54,7 +57,8 @@ class Reader {
       for (std::size_t i = 0; i < list.size(); ++i) {
         const YAML::Node entry = list[i];
         if (!entry.IsMap() || !entry["name"]) continue;
-        if (entry["name"].as<std::string>() == name) return inner_map(entry, section, inner, name);
+        const std::string where = section + "[" + std::to_string(i) + "]";
+        if (str(entry, "name", where) == name) return inner_map(entry, section, inner, name);
       }
     }
     fail(referenced_by + " refers to '" + name + "', which is not in '" + section + "'");
@@ -68,11 +72,11 @@ class Reader {
 
   std::string read_file(const std::string& p, const std::string& key) const {
     const auto file = resolve(p);
-    std::ifstream in(file, std::ios::binary);
-    if (!in) fail(key + ": cannot read " + file.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    try {
+      return io::read_regular_file(file, kMaxPemBytes, "PEM file");
+    } catch (const io::FileError& e) {
+      fail(key + ": cannot read " + e.what());
+    }
   }
 
   ExecPlugin exec_plugin(const YAML::Node& exec, const std::string& where) const {
@@ -194,11 +198,13 @@ Config parse_kubeconfig(const std::string& yaml_text, const std::filesystem::pat
 }
 
 Config load_kubeconfig(const std::filesystem::path& path, const std::string& context) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("kubeconfig " + path.string() + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_kubeconfig(text.str(), path, context);
+  std::string text;
+  try {
+    text = io::read_regular_file(path, kMaxKubeconfigBytes, "kubeconfig");
+  } catch (const io::FileError& e) {
+    throw ConfigError(std::string("kubeconfig ") + e.what());
+  }
+  return parse_kubeconfig(text, path, context);
 }
 
 Config load_default_config(const std::string& kubeconfig) {

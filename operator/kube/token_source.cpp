@@ -1,15 +1,17 @@
 #include "operator/kube/token_source.h"
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
+#include "common/io/regular_file.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/exec_credential.h"
 
 namespace ddp3d::kube {
 
 namespace {
+// Service-account tokens are ~1 KB; the bound keeps a wrong path from filling memory.
+constexpr std::uint64_t kMaxTokenBytes = 1 * io::kMiB;
+
 std::string trim(std::string s) {
   const char* ws = " \t\r\n";
   s.erase(s.find_last_not_of(ws) + 1);  // npos + 1 == 0: all blank
@@ -38,14 +40,14 @@ std::string TokenSource::token() {
     throw ConfigError("bearer token file " + file_.string() + ": " + ec.message());
   }
   if (loaded_ && mtime == mtime_ && size == size_) return cached_;
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) {
+  std::string text;
+  try {
+    text = io::read_regular_file(file_, kMaxTokenBytes, "bearer token file");
+  } catch (const io::FileError& e) {
     if (loaded_) return cached_;
-    throw ConfigError("bearer token file " + file_.string() + ": cannot open");
+    throw ConfigError(e.what());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  cached_ = trim(text.str());
+  cached_ = trim(std::move(text));
   mtime_ = mtime;
   size_ = size;
   loaded_ = true;

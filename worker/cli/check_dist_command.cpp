@@ -3,11 +3,13 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "common/log.h"
+#include "common/parse_number.h"
 #include "worker/dist/dist_env.h"
 #include "worker/dist/process_group.h"
 #include "worker/dist/shm_allreduce.h"
@@ -22,19 +24,20 @@ int run_check_dist(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     try {
       if (a == "--timeout" && has_value) {
-        options.timeout =
-            std::chrono::milliseconds(static_cast<long>(std::stod(argv[++i]) * 1000.0));
+        // At least a millisecond, at most a day: the cast to milliseconds cannot overflow.
+        options.timeout = std::chrono::milliseconds(
+            std::llround(parse_real(a, argv[++i], 0.001, 86400.0) * 1000.0));
       } else if (a == "--backend" && has_value) {
         options.backend = dist::parse_backend(argv[++i]);
       } else if (a == "--elements" && has_value) {
-        elements = std::stoi(argv[++i]);
+        elements = static_cast<int>(parse_integer(a, argv[++i], 1, 1 << 28));
       } else {
         std::cerr << "usage: ddp3d check-dist [--timeout SECONDS] [--backend gloo|nccl] "
                      "[--elements N]\n";
         return 2;
       }
     } catch (const std::exception& e) {
-      std::cerr << "ddp3d check-dist: bad value for " << a << ": " << e.what() << "\n";
+      std::cerr << "ddp3d check-dist: " << e.what() << "\n";
       return 2;
     }
   }

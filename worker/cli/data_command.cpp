@@ -1,12 +1,16 @@
 #include "worker/cli/data_command.h"
 
 #include <chrono>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/log.h"
+#include "common/parse_number.h"
 #include "worker/data/gt_database.h"
 #include "worker/data/synthetic_kitti.h"
 
@@ -76,21 +80,23 @@ int run_data(int argc, char** argv) {
     const std::string v = argv[++i];
     try {
       if (a == "--scenes") {
-        options.scenes = std::stoi(v);
+        options.scenes = static_cast<int>(parse_integer(a, v, 1, data::kMaxSyntheticScenes));
       } else if (a == "--seed") {
-        options.seed = std::stoull(v);
+        options.seed = parse_unsigned(a, v, 0, std::numeric_limits<std::uint64_t>::max());
       } else if (a == "--val-fraction") {
-        options.val_fraction = std::stod(v);
+        options.val_fraction = parse_real(a, v, 0, 1);
+        if (options.val_fraction >= 1) throw std::invalid_argument(a + ": must be below 1");
       } else if (a == "--azimuth-step") {
-        options.scene.azimuth_step_deg = std::stod(v);
+        options.scene.azimuth_step_deg =
+            parse_real(a, v, data::kMinAzimuthStepDeg, data::kMaxAzimuthStepDeg);
       } else if (a == "--beams") {
-        options.scene.beams = std::stoi(v);
+        options.scene.beams = static_cast<int>(parse_integer(a, v, 1, data::kMaxSyntheticBeams));
       } else {
         std::cerr << "ddp3d data: unknown flag " << a << "\n" << kUsage;
         return 2;
       }
-    } catch (const std::exception&) {
-      std::cerr << "ddp3d data: " << a << ": '" << v << "' is not a valid value\n";
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "ddp3d data: " << e.what() << "\n";
       return 2;
     }
   }

@@ -60,7 +60,10 @@ S voxel_layer() {
                      S::integer().min(1).def(32).doc("points kept per pillar (the rest dropped)")},
                     {"point_cloud_range",
                      range6().required().doc("[x_min, y_min, z_min, x_max, y_max, z_max], metres")},
-                    {"voxel_size", vec(3).required().doc("pillar size [x, y, z], metres")},
+                    {"voxel_size", S::list(S::number().min(0, true))
+                                       .length(3)
+                                       .required()
+                                       .doc("pillar size [x, y, z], metres")},
                     {"max_voxels", S::list(S::integer().min(1))
                                        .length(2)
                                        .def_int_list({16000, 40000})

@@ -38,7 +38,9 @@ Value load_file(const fs::path& file, const std::string& name, const Origin& ref
       throw ConfigError(referrer.to_string(), kBase, "cycle in _base_: " + chain.describe(name));
     }
   }
-  if (!fs::is_regular_file(file, ec)) {
+  // Anything that exists but is not a regular file (a FIFO, a directory) fails in
+  // read_yaml_file with a message saying what it is.
+  if (!fs::exists(file, ec)) {
     if (chain.names.empty()) throw ConfigError(name, "", "config file not found");
     throw ConfigError(referrer.to_string(), kBase,
                       "base file not found: " + name + " (via " + chain.describe(name) + ")");

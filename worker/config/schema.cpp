@@ -222,6 +222,11 @@ std::string Schema::constraints() const {
 void Schema::check_number(const Value& v, const std::string& key,
                           std::vector<Issue>& issues) const {
   const double d = v.as_double();
+  // No ddp3d setting means anything with NaN or infinity (a .nan learning rate trains on NaN).
+  if (!std::isfinite(d)) {
+    issues.push_back({v.origin().to_string(), key, "must be a finite number, got " + v.describe()});
+    return;
+  }
   if (min_ && (d < *min_ || (min_exclusive_ && d == *min_))) {
     issues.push_back({v.origin().to_string(), key,
                       "must be " + std::string(min_exclusive_ ? "> " : ">= ") +

@@ -1,9 +1,10 @@
 #include "worker/config/value.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
-#include <regex>
 
 namespace ddp3d::config {
 
@@ -161,34 +162,93 @@ bool parse_int(std::string_view text, std::int64_t& out) {
 
 }  // namespace
 
+namespace {
+
+// YAML 1.2 core-schema patterns, matched by hand: std::regex recurses once per character and
+// overflows the stack on a long scalar (a 100000-digit number).
+bool is_digit(char c, int base) {
+  if (base == 16) return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+  if (base == 8) return c >= '0' && c <= '7';
+  return c >= '0' && c <= '9';
+}
+
+// Skips digits of `base` from `pos`; returns how many.
+std::size_t skip_digits(std::string_view s, std::size_t& pos, int base = 10) {
+  const std::size_t start = pos;
+  while (pos < s.size() && is_digit(s[pos], base)) ++pos;
+  return pos - start;
+}
+
+std::size_t skip_sign(std::string_view s) {
+  return !s.empty() && (s.front() == '+' || s.front() == '-') ? 1 : 0;
+}
+
+bool is_one_of(std::string_view s, std::initializer_list<std::string_view> words) {
+  for (std::string_view w : words) {
+    if (s == w) return true;
+  }
+  return false;
+}
+
+// [-+]?([0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)
+bool looks_like_int(std::string_view s) {
+  std::size_t pos = skip_sign(s);
+  int base = 10;
+  if (s.substr(pos).starts_with("0x")) {
+    base = 16;
+    pos += 2;
+  } else if (s.substr(pos).starts_with("0o")) {
+    base = 8;
+    pos += 2;
+  }
+  return skip_digits(s, pos, base) > 0 && pos == s.size();
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool looks_like_float(std::string_view s) {
+  std::size_t pos = skip_sign(s);
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    if (skip_digits(s, pos) == 0) return false;
+  } else {
+    if (skip_digits(s, pos) == 0) return false;
+    if (pos < s.size() && s[pos] == '.') {
+      ++pos;
+      skip_digits(s, pos);
+    }
+  }
+  if (pos < s.size() && (s[pos] == 'e' || s[pos] == 'E')) {
+    ++pos;
+    pos += skip_sign(s.substr(pos));
+    if (skip_digits(s, pos) == 0) return false;
+  }
+  return pos == s.size();
+}
+
+}  // namespace
+
 Value resolve_plain_scalar(std::string_view text, Origin origin) {
-  static const std::regex kNull("~|null|Null|NULL|");
-  static const std::regex kTrue("true|True|TRUE");
-  static const std::regex kFalse("false|False|FALSE");
-  static const std::regex kInt("[-+]?([0-9]+|0x[0-9a-fA-F]+|0o[0-7]+)");
-  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
-  static const std::regex kNan("\\.(nan|NaN|NAN)");
   const std::string s(text);
-  if (std::regex_match(s, kNull)) return Value::null(std::move(origin));
-  if (std::regex_match(s, kTrue)) return Value::boolean(true, std::move(origin));
-  if (std::regex_match(s, kFalse)) return Value::boolean(false, std::move(origin));
-  if (std::regex_match(s, kInt)) {
+  if (is_one_of(s, {"~", "null", "Null", "NULL", ""})) return Value::null(std::move(origin));
+  if (is_one_of(s, {"true", "True", "TRUE"})) return Value::boolean(true, std::move(origin));
+  if (is_one_of(s, {"false", "False", "FALSE"})) return Value::boolean(false, std::move(origin));
+  if (looks_like_int(s)) {
     std::int64_t i = 0;
     if (parse_int(s, i)) return Value::integer(i, std::move(origin));
     // Out of int64 range: falls through to a float, as YAML loaders commonly do.
   }
-  if (std::regex_match(s, kFloat)) {
+  if (looks_like_float(s)) {
     double d = 0;
     const char* first = s.data() + (s.front() == '+' ? 1 : 0);
     auto [end, ec] = std::from_chars(first, s.data() + s.size(), d);
     if (ec == std::errc() && end == s.data() + s.size()) return Value::real(d, std::move(origin));
   }
-  if (std::regex_match(s, kInf)) {
+  const std::string_view unsigned_part = std::string_view(s).substr(skip_sign(s));
+  if (is_one_of(unsigned_part, {".inf", ".Inf", ".INF"})) {
     const double inf = std::numeric_limits<double>::infinity();
     return Value::real(s.front() == '-' ? -inf : inf, std::move(origin));
   }
-  if (std::regex_match(s, kNan)) {
+  if (is_one_of(s, {".nan", ".NaN", ".NAN"})) {
     return Value::real(std::numeric_limits<double>::quiet_NaN(), std::move(origin));
   }
   return Value::string(s, std::move(origin));

@@ -2,9 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "common/io/regular_file.h"
 #include "worker/config/config.h"
 
 namespace ddp3d::config {
@@ -14,8 +12,47 @@ Origin origin_of(const YAML::Node& node, const std::string& name) {
   return Origin{name, node.Mark().is_null() ? 0 : node.Mark().line + 1};
 }
 
-Value convert(const YAML::Node& node, const std::string& name, const std::string& key) {
+// Aliases make a YAML document a graph: `&a [*a]` is a cycle and nine levels of ten aliases
+// each (the "billion laughs") expand to 10^9 nodes. The tree we build is expanded, so the
+// conversion is bounded in depth and in total nodes; real configs stay far below both.
+constexpr int kMaxDepth = 64;
+constexpr std::size_t kMaxNodes = 100000;
+
+struct Budget {
+  int depth = 0;
+  std::size_t nodes = 0;
+};
+
+Value convert(const YAML::Node& node, const std::string& name, const std::string& key,
+              Budget& budget);
+
+// Enters one level below `node` for the conversion of a child, failing past the limits.
+class Level {
+ public:
+  Level(Budget& budget, const Origin& origin, const std::string& key) : budget_(budget) {
+    if (++budget_.depth > kMaxDepth) {
+      throw ConfigError(origin.to_string(), key,
+                        "nested deeper than " + std::to_string(kMaxDepth) +
+                            " levels (a self-referencing YAML alias?)");
+    }
+    if (++budget_.nodes > kMaxNodes) {
+      throw ConfigError(origin.to_string(), key,
+                        "more than " + std::to_string(kMaxNodes) +
+                            " values once YAML aliases are expanded (an alias bomb?)");
+    }
+  }
+  ~Level() { --budget_.depth; }
+  Level(const Level&) = delete;
+  Level& operator=(const Level&) = delete;
+
+ private:
+  Budget& budget_;
+};
+
+Value convert(const YAML::Node& node, const std::string& name, const std::string& key,
+              Budget& budget) {
   const Origin origin = origin_of(node, name);
+  const Level level(budget, origin, key);
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -30,7 +67,8 @@ Value convert(const YAML::Node& node, const std::string& name, const std::string
       std::vector<Value> items;
       items.reserve(node.size());
       for (std::size_t i = 0; i < node.size(); ++i) {
-        items.push_back(convert(node[i], name, key + (key.empty() ? "" : ".") + std::to_string(i)));
+        items.push_back(
+            convert(node[i], name, key + (key.empty() ? "" : ".") + std::to_string(i), budget));
       }
       return Value::list(std::move(items), origin);
     }
@@ -51,7 +89,7 @@ Value convert(const YAML::Node& node, const std::string& name, const std::string
         if (map.find(k) != nullptr) {
           throw ConfigError(origin_of(kv.first, name).to_string(), dotted, "duplicate key");
         }
-        map.set(k, convert(kv.second, name, dotted));
+        map.set(k, convert(kv.second, name, dotted, budget));
       }
       return map;
     }
@@ -118,15 +156,19 @@ Value parse_yaml(std::string_view text, const std::string& name) {
     const Origin where{name, e.mark.is_null() ? 0 : e.mark.line + 1};
     throw ConfigError(where.to_string(), "", "invalid YAML: " + e.msg);
   }
-  return convert(root, name, "");
+  Budget budget;
+  return convert(root, name, "", budget);
 }
 
 Value read_yaml_file(const std::filesystem::path& path, const std::string& name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(name, "", "cannot read config file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_yaml(text.str(), name);
+  std::string text;
+  try {
+    text = io::read_regular_file(path, kMaxConfigFileBytes, "config file");
+  } catch (const io::FileError& e) {
+    // The message without the path, which `name` already gives.
+    throw ConfigError(name, "", std::string(e.what()).substr(e.context().size() + 2));
+  }
+  return parse_yaml(text, name);
 }
 
 std::string write_yaml(const Value& v) {

@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "worker/data/point_cloud_file.h"
+#include "worker/data/strict_number.h"
 #include "worker/data/text_file.h"
 
 namespace ddp3d::data {
@@ -76,20 +78,50 @@ std::string format_gt_database(const std::vector<GtDatabaseEntry>& entries) {
 }
 
 std::vector<GtDatabaseEntry> read_gt_database(const std::string& index_path) {
-  std::istringstream in(read_file(index_path));
+  std::istringstream in(read_file(index_path, kMaxGtIndexBytes, "GT database index"));
   std::vector<GtDatabaseEntry> entries;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty() || line[0] == '#') continue;
+    const std::string where = index_path + ":" + std::to_string(n) + ": ";
+    std::vector<std::string> f;
     std::istringstream fields(line);
-    GtDatabaseEntry e;
-    if (!std::getline(fields, e.type, '\t') || !std::getline(fields, e.path, '\t') ||
-        !(fields >> e.box.x >> e.box.y >> e.box.z >> e.box.l >> e.box.w >> e.box.h >> e.box.yaw >>
-          e.num_points >> e.difficulty)) {
-      throw std::runtime_error(index_path + ":" + std::to_string(n) +
-                               ": expected type, path, x, y, z, l, w, h, yaw, num_points, "
+    for (std::string field; std::getline(fields, field, '\t');) f.push_back(field);
+    if (f.size() != 11) {
+      throw std::runtime_error(where +
+                               "expected type, path, x, y, z, l, w, h, yaw, num_points, "
                                "difficulty separated by tabs");
     }
+    // Boxes come from our own writer; a NaN or a kilometre-long box here is a damaged index.
+    auto number = [&](std::size_t i, double min, double max) {
+      if (const auto v = parse_bounded_number(f[i], min, max)) return *v;
+      throw std::runtime_error(where + "field " + std::to_string(i + 1) + ": '" +
+                               f[i].substr(0, 64) + "' is not a finite number in range");
+    };
+    const fs::path relative(f[1]);
+    const bool inside = !relative.empty() && relative.is_relative() &&
+                        std::none_of(relative.begin(), relative.end(),
+                                     [](const fs::path& part) { return part == ".."; });
+    if (!inside) {
+      throw std::runtime_error(where + "path '" + f[1] + "' must be relative to the data root");
+    }
+    GtDatabaseEntry e;
+    e.type = f[0];
+    e.path = f[1];
+    e.box.x = number(2, -1e5, 1e5);
+    e.box.y = number(3, -1e5, 1e5);
+    e.box.z = number(4, -1e5, 1e5);
+    e.box.l = number(5, 0, 1e3);
+    e.box.w = number(6, 0, 1e3);
+    e.box.h = number(7, 0, 1e3);
+    e.box.yaw = number(8, -100, 100);
+    const double points = number(9, 0, 1e9);
+    const double difficulty = number(10, -1, 2);
+    if (points != std::floor(points) || difficulty != std::floor(difficulty)) {
+      throw std::runtime_error(where + "num_points and difficulty must be integers");
+    }
+    e.num_points = static_cast<int>(points);
+    e.difficulty = static_cast<int>(difficulty);
     entries.push_back(std::move(e));
   }
   return entries;

@@ -7,10 +7,15 @@
 #include <stdexcept>
 #include <vector>
 
+#include "worker/data/strict_number.h"
 #include "worker/data/text_file.h"
 
 namespace ddp3d::data {
 namespace {
+
+// Focal lengths and principal points are ~1e3 pixels; rotations and translations are small.
+constexpr double kMaxCalibValue = 1e6;
+constexpr std::size_t kMaxRowValues = 16;
 
 // Rigid 3x4 transform [R | t] applied to p.
 Vec3 apply(const std::array<double, 12>& m, const Vec3& p) {
@@ -81,14 +86,19 @@ KittiCalib parse_kitti_calib(const std::string& text, const std::string& path) {
     std::istringstream nums(line.substr(colon + 1));
     std::string token;
     while (nums >> token) {
-      try {
-        std::size_t used = 0;
-        values.push_back(std::stod(token, &used));
-        if (used != token.size()) throw std::invalid_argument(token);
-      } catch (const std::exception&) {
+      const auto v = parse_bounded_number(token, -kMaxCalibValue, kMaxCalibValue);
+      if (!v) {
         throw std::runtime_error(path + ":" + std::to_string(line_no) + ": " +
-                                 line.substr(0, colon) + ": '" + token + "' is not a number");
+                                 line.substr(0, colon) + ": '" + token.substr(0, 64) +
+                                 "' is not a number (finite, magnitude <= 1e6)");
       }
+      // A row longer than any KITTI key is garbage, not a reason to keep reading numbers.
+      if (values.size() == kMaxRowValues) {
+        throw std::runtime_error(path + ":" + std::to_string(line_no) + ": " +
+                                 line.substr(0, colon) + ": more than " +
+                                 std::to_string(kMaxRowValues) + " numbers");
+      }
+      values.push_back(*v);
     }
     rows[line.substr(0, colon)] = {values, line_no};
   }
@@ -115,7 +125,7 @@ KittiCalib parse_kitti_calib(const std::string& text, const std::string& path) {
 }
 
 KittiCalib read_kitti_calib(const std::string& path) {
-  return parse_kitti_calib(read_file(path), path);
+  return parse_kitti_calib(read_file(path, kMaxCalibBytes, "KITTI calibration file"), path);
 }
 
 std::string format_kitti_calib(const KittiCalib& c) {

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 #include <stdexcept>
 
@@ -16,8 +17,24 @@ KittiDataset::KittiDataset(std::string root, const std::string& split,
                            std::vector<std::string> class_names)
     : root_(std::move(root)), class_names_(std::move(class_names)) {
   const std::string list = root_ + "/ImageSets/" + split + ".txt";
-  std::istringstream in(read_file(list));
-  for (std::string id; in >> id;) ids_.push_back(id);
+  std::istringstream in(read_file(list, kMaxSplitListBytes, "KITTI split list"));
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    std::istringstream tokens(line);
+    for (std::string id; tokens >> id;) {
+      // Frame ids become file names: "000042", never "../x" or a 10 MB token.
+      const bool plain =
+          id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+          });
+      if (!plain) {
+        throw std::runtime_error(list + ":" + std::to_string(line_no) + ": '" + id.substr(0, 64) +
+                                 "' is not a frame id (letters, digits, '_' or '-', at most 64)");
+      }
+      ids_.push_back(id);
+    }
+  }
   if (ids_.empty()) throw std::runtime_error(list + ": the split lists no frames");
 }
 

@@ -1,12 +1,28 @@
 #include "worker/data/kitti_label.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
+#include "worker/data/strict_number.h"
 #include "worker/data/text_file.h"
 
 namespace ddp3d::data {
+namespace {
+
+constexpr double kMaxPixel = 1e7;     // 2D box corners, pixels
+constexpr double kMaxSize = 1e3;      // box dimensions, metres
+constexpr double kMaxDistance = 1e5;  // box centres, metres
+constexpr double kMaxScore = 1e6;
+
+std::string format_bound(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
 
 std::vector<KittiObject> parse_kitti_labels(const std::string& text, const std::string& path) {
   std::vector<KittiObject> objects;
@@ -23,28 +39,30 @@ std::vector<KittiObject> parse_kitti_labels(const std::string& text, const std::
     if (f.size() != 15 && f.size() != 16) {
       throw std::runtime_error(where + "expected 15 or 16 fields, got " + std::to_string(f.size()));
     }
-    auto number = [&](std::size_t i, const char* name) {
-      try {
-        std::size_t used = 0;
-        const double v = std::stod(f[i], &used);
-        if (used != f[i].size()) throw std::invalid_argument(f[i]);
-        return v;
-      } catch (const std::exception&) {
-        throw std::runtime_error(where + name + " (field " + std::to_string(i + 1) + "): '" + f[i] +
-                                 "' is not a number");
-      }
+    // Ranges wide enough for KITTI's DontCare rows (-1, -10, -1000) and real objects.
+    auto number = [&](std::size_t i, const char* name, double min, double max) {
+      if (const auto v = parse_bounded_number(f[i], min, max)) return *v;
+      throw std::runtime_error(where + name + " (field " + std::to_string(i + 1) + "): '" +
+                               f[i].substr(0, 64) + "' is not a number (finite, in [" +
+                               format_bound(min) + ", " + format_bound(max) + "])");
     };
     KittiObject o;
     o.type = f[0];
-    o.truncated = number(1, "truncated");
-    o.occluded = static_cast<int>(number(2, "occluded"));
-    o.alpha = number(3, "alpha");
-    for (int i = 0; i < 4; ++i) o.bbox[i] = number(4 + i, "bbox");
-    for (int i = 0; i < 3; ++i) o.dimensions[i] = number(8 + i, "dimensions");
-    for (int i = 0; i < 3; ++i) o.location[i] = number(11 + i, "location");
-    o.rotation_y = number(14, "rotation_y");
+    o.truncated = number(1, "truncated", -1, 1);
+    const double occluded = number(2, "occluded", -1, 3);
+    if (occluded != std::floor(occluded)) {
+      throw std::runtime_error(where + "occluded (field 3): '" + f[2] + "' is not an integer");
+    }
+    o.occluded = static_cast<int>(occluded);
+    o.alpha = number(3, "alpha", -10, 10);
+    for (int i = 0; i < 4; ++i) o.bbox[i] = number(4 + i, "bbox", -kMaxPixel, kMaxPixel);
+    for (int i = 0; i < 3; ++i) o.dimensions[i] = number(8 + i, "dimensions", -1, kMaxSize);
+    for (int i = 0; i < 3; ++i) {
+      o.location[i] = number(11 + i, "location", -kMaxDistance, kMaxDistance);
+    }
+    o.rotation_y = number(14, "rotation_y", -10, 10);
     if (f.size() == 16) {
-      o.score = number(15, "score");
+      o.score = number(15, "score", -kMaxScore, kMaxScore);
       o.has_score = true;
     }
     objects.push_back(o);
@@ -53,7 +71,7 @@ std::vector<KittiObject> parse_kitti_labels(const std::string& text, const std::
 }
 
 std::vector<KittiObject> read_kitti_labels(const std::string& path) {
-  return parse_kitti_labels(read_file(path), path);
+  return parse_kitti_labels(read_file(path, kMaxLabelBytes, "KITTI label file"), path);
 }
 
 std::string format_kitti_labels(const std::vector<KittiObject>& objects) {

@@ -24,9 +24,21 @@ std::uint64_t scene_seed(std::uint64_t seed, int index) {
 SynthKittiStats write_synthetic_kitti(const std::string& out_dir, const SynthKittiOptions& options,
                                       const std::function<void(int)>& progress) {
   namespace fs = std::filesystem;
-  if (options.scenes < 1) throw std::invalid_argument("--scenes must be at least 1");
-  if (options.val_fraction < 0 || options.val_fraction >= 1) {
+  if (options.scenes < 1 || options.scenes > kMaxSyntheticScenes) {
+    throw std::invalid_argument("--scenes must be in [1, " + std::to_string(kMaxSyntheticScenes) +
+                                "]");
+  }
+  // `!(a <= x)` also catches NaN.
+  if (!(options.val_fraction >= 0) || !(options.val_fraction < 1)) {
     throw std::invalid_argument("--val-fraction must be in [0, 1)");
+  }
+  if (options.scene.beams < 1 || options.scene.beams > kMaxSyntheticBeams) {
+    throw std::invalid_argument("--beams must be in [1, " + std::to_string(kMaxSyntheticBeams) +
+                                "]");
+  }
+  if (!(options.scene.azimuth_step_deg >= kMinAzimuthStepDeg) ||
+      !(options.scene.azimuth_step_deg <= kMaxAzimuthStepDeg)) {
+    throw std::invalid_argument("--azimuth-step must be in [0.01, 45] degrees");
   }
   const fs::path root(out_dir);
   for (const char* sub : {"training/velodyne", "training/label_2", "training/calib", "ImageSets"}) {

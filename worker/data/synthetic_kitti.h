@@ -13,6 +13,13 @@
 
 namespace ddp3d::data {
 
+// Bounds of the options (frame ids have six digits; finer scans than 0.01 degree or more than
+// 512 beams would only burn time and disk).
+inline constexpr int kMaxSyntheticScenes = 999999;
+inline constexpr int kMaxSyntheticBeams = 512;
+inline constexpr double kMinAzimuthStepDeg = 0.01;
+inline constexpr double kMaxAzimuthStepDeg = 45.0;
+
 struct SynthKittiOptions {
   int scenes = 100;
   std::uint64_t seed = 0;
@@ -27,6 +34,7 @@ struct SynthKittiStats {
 };
 
 // Scene i is generated from a seed derived from (seed, i), so any subset can be regenerated.
+// Options outside the bounds above are std::invalid_argument.
 SynthKittiStats write_synthetic_kitti(const std::string& out_dir, const SynthKittiOptions& options,
                                       const std::function<void(int done)>& progress = {});
 

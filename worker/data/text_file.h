@@ -1,13 +1,27 @@
-// Whole-file reads and atomic writes for the small text and binary files of a dataset.
+// Whole-file reads and atomic writes for the files of a dataset, with the size limits of each
+// kind of file (common/io does the checking: regular file, size bound, no FIFO hang).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "common/io/regular_file.h"
 
 namespace ddp3d::data {
 
-// Throws std::runtime_error naming the path when the file cannot be read.
-std::string read_file(const std::string& path);
-// Writes via a temporary file and rename, so readers never see half a file.
+// Per-kind bounds: far above real KITTI files (a scan is ~2 MB, a label file a few KB).
+inline constexpr std::uint64_t kMaxVelodyneBytes = 256 * io::kMiB;
+inline constexpr std::uint64_t kMaxLabelBytes = 4 * io::kMiB;
+inline constexpr std::uint64_t kMaxCalibBytes = 1 * io::kMiB;
+inline constexpr std::uint64_t kMaxSplitListBytes = 64 * io::kMiB;
+inline constexpr std::uint64_t kMaxGtIndexBytes = 1 * io::kGiB;
+
+// Throws ddp3d::io::FileError (a std::runtime_error) naming the path when the file cannot be
+// read, is not a regular file or is over `max_bytes`; `what` names the kind of file.
+std::string read_file(const std::string& path, std::uint64_t max_bytes, std::string_view what);
+// Writes via a temporary file, checked writes and close, fsync and rename, so readers never see
+// half a file and a full disk leaves no empty file in place.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 }  // namespace ddp3d::data

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "worker/data/voxel_cell.h"
 #ifdef DDP3D_WITH_CUDA
@@ -12,19 +13,75 @@
 
 namespace ddp3d::data {
 
+namespace {
+
+// Bounds far above any real grid (a KITTI pillar grid is 432 x 496 x 1 cells, 40000 voxels of
+// 32 points): a config typo must fail here, not overflow an index or allocate terabytes.
+constexpr std::int64_t kMaxCellsPerAxis = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxCells = std::int64_t{1} << 26;  // the dense cell -> voxel map
+constexpr std::int64_t kMaxVoxels = std::int64_t{1} << 22;
+constexpr std::int64_t kMaxPointsPerVoxel = std::int64_t{1} << 12;
+constexpr std::int64_t kMaxVoxelTensorBytes = std::int64_t{4} << 30;
+
+const char* const kAxis[] = {"x", "y", "z"};
+
+}  // namespace
+
 std::array<std::int64_t, 3> VoxelizationOptions::grid_size() const {
   std::array<std::int64_t, 3> g{};
+  std::int64_t cells = 1;
   for (int a = 0; a < 3; ++a) {
-    g[a] = std::llround((point_cloud_range[a + 3] - point_cloud_range[a]) / voxel_size[a]);
-    if (g[a] < 1) throw std::invalid_argument("voxel_size larger than point_cloud_range");
+    const double lo = point_cloud_range[a], hi = point_cloud_range[a + 3], size = voxel_size[a];
+    const std::string axis = kAxis[a];
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(size) || !(size > 0)) {
+      throw std::invalid_argument(
+          "voxelization: point_cloud_range and voxel_size must be finite "
+          "and voxel_size > 0 (axis " +
+          axis + ")");
+    }
+    const double n = std::round((hi - lo) / size);
+    if (!(n >= 1)) throw std::invalid_argument("voxel_size larger than point_cloud_range");
+    if (n > static_cast<double>(kMaxCellsPerAxis)) {
+      throw std::invalid_argument("voxelization: " + std::to_string(n) + " cells along " + axis +
+                                  " (range / voxel_size), more than " +
+                                  std::to_string(kMaxCellsPerAxis));
+    }
+    g[a] = static_cast<std::int64_t>(n);
+    cells *= g[a];  // <= 2^60 after three axes of <= 2^20: no overflow
+  }
+  if (cells > kMaxCells) {
+    throw std::invalid_argument("voxelization: a grid of " + std::to_string(g[0]) + " x " +
+                                std::to_string(g[1]) + " x " + std::to_string(g[2]) +
+                                " cells is more than " + std::to_string(kMaxCells));
   }
   return g;
+}
+
+void VoxelizationOptions::validate(std::int64_t channels) const {
+  grid_size();
+  if (max_voxels < 1 || max_voxels > kMaxVoxels) {
+    throw std::invalid_argument("voxelization: max_voxels " + std::to_string(max_voxels) +
+                                " is outside [1, " + std::to_string(kMaxVoxels) + "]");
+  }
+  if (max_points_per_voxel < 1 || max_points_per_voxel > kMaxPointsPerVoxel) {
+    throw std::invalid_argument("voxelization: max_num_points " +
+                                std::to_string(max_points_per_voxel) + " is outside [1, " +
+                                std::to_string(kMaxPointsPerVoxel) + "]");
+  }
+  // <= 2^22 * 2^12 * channels * 4: fits in int64 for any channel count below 2^27.
+  if (channels < 1 || channels > (std::int64_t{1} << 16) ||
+      std::int64_t{max_voxels} * max_points_per_voxel * channels * 4 > kMaxVoxelTensorBytes) {
+    throw std::invalid_argument("voxelization: max_voxels x max_num_points x " +
+                                std::to_string(channels) + " channels is more than " +
+                                std::to_string(kMaxVoxelTensorBytes) + " bytes");
+  }
 }
 
 Voxels voxelize(const at::Tensor& points_in, const VoxelizationOptions& o) {
   if (points_in.dim() != 2 || points_in.size(1) < 3) {
     throw std::invalid_argument("voxelize: points must be [N, C] with C >= 3");
   }
+  o.validate(points_in.size(1));
   const at::Tensor points = points_in.to(at::kFloat).contiguous();
   if (points.is_cuda()) {
 #ifdef DDP3D_WITH_CUDA

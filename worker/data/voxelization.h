@@ -17,8 +17,12 @@ struct VoxelizationOptions {
   int max_points_per_voxel = 32;
   int max_voxels = 16000;
 
-  // Cells along x, y, z.
+  // Cells along x, y, z. Throws std::invalid_argument for a non-finite range or voxel size,
+  // a voxel_size <= 0, or a grid too large to index (per axis or in total).
   std::array<std::int64_t, 3> grid_size() const;
+  // grid_size()'s checks, plus max_voxels and max_points_per_voxel in range and the voxel
+  // tensor [max_voxels, max_points, channels] of bounded size. voxelize() calls it first.
+  void validate(std::int64_t channels) const;
 };
 
 struct Voxels {

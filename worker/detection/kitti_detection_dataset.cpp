@@ -5,10 +5,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 
+#include "common/io/atomic_file.h"
+#include "common/io/regular_file.h"
 #include "common/log.h"
 #include "worker/detection/kitti_eval_record.h"
 
@@ -103,9 +104,8 @@ void ensure_synthetic_kitti(const std::string& root, const data::SynthKittiOptio
   const std::string want = describe(options);
   const fs::path stamp = dir / "ddp3d_synthetic.txt";
   auto check_stamp = [&] {
-    std::ifstream in(stamp);
-    std::string got;
-    std::getline(in, got);
+    std::string got = io::read_regular_file(stamp, 64 * io::kKiB, "synthetic dataset stamp");
+    got = got.substr(0, got.find('\n'));
     if (got != want) {
       throw std::runtime_error(root + " holds a synthetic dataset made with '" + got +
                                "', but the config asks for '" + want +
@@ -122,10 +122,7 @@ void ensure_synthetic_kitti(const std::string& root, const data::SynthKittiOptio
   fs::remove_all(tmp);
   log::info("writing a synthetic KITTI dataset (" + want + ") to " + root);
   const data::SynthKittiStats stats = data::write_synthetic_kitti(tmp.string(), options);
-  {
-    std::ofstream out(tmp / "ddp3d_synthetic.txt");
-    out << want << "\n";
-  }
+  io::write_file_atomically(tmp / "ddp3d_synthetic.txt", want + "\n");
   std::error_code ec;
   fs::rename(tmp, dir, ec);
   if (ec) {

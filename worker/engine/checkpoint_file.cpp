@@ -1,15 +1,15 @@
 #include "worker/engine/checkpoint_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
+#include <charconv>
 #include <cstring>
-#include <fstream>
-#include <regex>
-#include <sstream>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "common/io/atomic_file.h"
+#include "common/io/regular_file.h"
 
 namespace ddp3d::engine {
 namespace fs = std::filesystem;
@@ -17,10 +17,6 @@ namespace {
 
 constexpr char kMagic[8] = {'D', 'D', 'P', '3', 'D', 'C', 'K', '1'};
 constexpr std::size_t kHeader = sizeof(kMagic) + sizeof(std::uint64_t);
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
 
 void put_le(std::string& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -34,56 +30,41 @@ std::uint64_t get_le(const std::string& in, std::size_t pos, int bytes) {
   return v;
 }
 
-void write_all(int fd, const std::string& data, const fs::path& path) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error("writing " + path.string() + ": " + errno_text());
-    }
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-void fsync_dir(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) throw std::runtime_error("opening directory " + dir.string() + ": " + errno_text());
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw std::runtime_error("fsync of " + dir.string() + ": " + errno_text());
-}
-
 struct Entry {
   fs::path path;
   int kind;  // 0 epoch, 1 iter
   long long number;
 };
 
+// "epoch_<N>.pth" -> (0, N), "iter_<N>.pth" -> (1, N); nullopt for any other name, including
+// a counter that does not fit (epoch_99999999999999999999.pth) or is not all digits.
+std::optional<std::pair<int, long long>> parse_checkpoint_name(std::string_view name) {
+  constexpr std::string_view kSuffix = ".pth";
+  if (!name.ends_with(kSuffix)) return std::nullopt;
+  name.remove_suffix(kSuffix.size());
+  int kind = 0;
+  if (name.starts_with("epoch_")) {
+    name.remove_prefix(6);
+  } else if (name.starts_with("iter_")) {
+    name.remove_prefix(5);
+    kind = 1;
+  } else {
+    return std::nullopt;
+  }
+  if (name.empty() ||
+      !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  long long number = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), number);
+  if (ec != std::errc() || end != name.data() + name.size()) return std::nullopt;
+  return std::make_pair(kind, number);
+}
+
 }  // namespace
 
 void write_file_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const fs::path tmp =
-      dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("creating " + tmp.string() + ": " + errno_text());
-  try {
-    write_all(fd, bytes, tmp);
-    if (::fsync(fd) != 0)
-      throw std::runtime_error("fsync of " + tmp.string() + ": " + errno_text());
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("renaming " + tmp.string() + " to " + path.string() + ": " + why);
-  }
-  fsync_dir(dir);
+  io::write_file_atomically(path, bytes);
 }
 
 std::uint32_t crc32(const void* data, std::size_t size) {
@@ -113,19 +94,22 @@ void write_checkpoint_file(const fs::path& path, const std::string& payload) {
 }
 
 std::string read_checkpoint_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorruptCheckpoint("checkpoint " + path.string() + " cannot be opened");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  const std::string bytes = buf.str();
+  std::string bytes;
+  try {
+    bytes = io::read_regular_file(path, kMaxCheckpointBytes, "checkpoint");
+  } catch (const io::FileError& e) {
+    throw CorruptCheckpoint(std::string("checkpoint ") + e.what());
+  }
   const std::string where = "checkpoint " + path.string() + " is corrupt: ";
   if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     throw CorruptCheckpoint(where + "not a ddp3d checkpoint (bad header)");
   }
   const std::uint64_t length = get_le(bytes, sizeof(kMagic), 8);
-  if (bytes.size() != kHeader + length + 4) {
+  // Compared without adding to `length` first: a forged length near 2^64 would wrap around.
+  if (bytes.size() < kHeader + 4 || length != bytes.size() - kHeader - 4) {
     throw CorruptCheckpoint(where + "truncated or padded (" + std::to_string(bytes.size()) +
-                            " bytes, expected " + std::to_string(kHeader + length + 4) + ")");
+                            " bytes, the header announces a payload of " + std::to_string(length) +
+                            " bytes)");
   }
   std::string payload = bytes.substr(kHeader, length);
   const auto stored = static_cast<std::uint32_t>(get_le(bytes, kHeader + length, 4));
@@ -136,14 +120,14 @@ std::string read_checkpoint_file(const fs::path& path) {
 }
 
 std::vector<fs::path> list_checkpoints(const fs::path& dir) {
-  static const std::regex pattern(R"((epoch|iter)_(\d+)\.pth)");
   std::vector<Entry> entries;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::smatch m;
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || !std::regex_match(name, m, pattern)) continue;
-    entries.push_back({e.path(), m[1] == "epoch" ? 0 : 1, std::stoll(m[2])});
+    std::error_code type_ec;
+    if (!e.is_regular_file(type_ec)) continue;
+    if (const auto parsed = parse_checkpoint_name(e.path().filename().string())) {
+      entries.push_back({e.path(), parsed->first, parsed->second});
+    }
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.kind != b.kind ? a.kind < b.kind : a.number > b.number;

@@ -31,13 +31,18 @@ void write_checkpoint_file(const std::filesystem::path& path, const std::string&
 // The same for any file: temp file in the same directory, fsync, rename, fsync the directory.
 void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
 
+// Checkpoints larger than this are refused before a byte is read (a PointPillars checkpoint
+// is ~60 MB; a sparse or runaway file must not be loaded into memory).
+inline constexpr std::uint64_t kMaxCheckpointBytes = 16ULL * 1024 * 1024 * 1024;
+
 // Reads and verifies the container; throws CorruptCheckpoint naming the file and what is wrong
-// (missing, bad magic, truncated, CRC mismatch).
+// (missing, not a regular file, over kMaxCheckpointBytes, bad magic, truncated, CRC mismatch).
 std::string read_checkpoint_file(const std::filesystem::path& path);
 
 // Checkpoints of a work dir: files "epoch_<N>.pth" / "iter_<N>.pth", newest first (by N, epoch
 // files and iter files each by their own counter; epoch ones first when both exist). Temp
-// files and anything else are ignored.
+// files, directories and anything else are ignored, as are names whose counter is not a plain
+// number that fits in 64 bits ("epoch_x.pth", "epoch_99999999999999999999.pth").
 std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& dir);
 
 // Deletes the oldest checkpoints so that at most `keep` remain (keep <= 0: keep all).

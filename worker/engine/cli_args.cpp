@@ -1,5 +1,11 @@
 #include "worker/engine/cli_args.h"
 
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+#include "common/parse_number.h"
+
 namespace ddp3d::engine {
 
 const char* const kTrainUsage =
@@ -27,6 +33,10 @@ bool common_flag(const std::vector<std::string>& args, std::size_t& i, Args& out
   };
   if (a == "--work-dir") {
     out.work_dir = value("--work-dir");
+    if (out.work_dir->empty()) throw UsageError("--work-dir: the path is empty");
+    if (out.work_dir->find('\0') != std::string::npos || out.work_dir->size() > 4096) {
+      throw UsageError("--work-dir: not a usable path");
+    }
   } else if (a == "--launcher") {
     out.launcher = value("--launcher");
     if (out.launcher != "none" && out.launcher != "pytorch") {
@@ -57,11 +67,10 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
     if (a == "--seed") {
       if (i + 1 >= args.size()) throw UsageError("--seed needs a value");
       try {
-        std::size_t used = 0;
-        out.seed = std::stoll(args[i + 1], &used);
-        if (used != args[i + 1].size() || *out.seed < 0) throw std::invalid_argument("");
-      } catch (const std::exception&) {
-        throw UsageError("--seed: expected a non-negative integer, got '" + args[i + 1] + "'");
+        out.seed =
+            parse_integer("--seed", args[i + 1], 0, std::numeric_limits<std::int64_t>::max());
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
       }
       ++i;
     } else if (a == "--deterministic") {
@@ -104,9 +113,29 @@ TestArgs parse_test_args(const std::vector<std::string>& args) {
   return out;
 }
 
+std::string work_dir_override(const std::string& path) {
+  // A YAML double-quoted scalar: `null`, `123`, `a,b` or `[x]` stay the path they are. No
+  // '"' appears inside, so the list splitting of --cfg-options never looks into it.
+  std::string quoted = "work_dir=\"";
+  for (const char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\\') {
+      quoted += "\\\\";
+    } else if (c == '"' || u < 0x20 || u == 0x7f) {  // '"' as \x22: no quote inside the value
+      static constexpr char kHex[] = "0123456789abcdef";
+      quoted += "\\x";
+      quoted += kHex[u >> 4];
+      quoted += kHex[u & 0xf];
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "\"";
+}
+
 std::vector<std::string> train_overrides(const TrainArgs& args) {
   std::vector<std::string> o = args.cfg_options;
-  if (args.work_dir) o.push_back("work_dir=" + *args.work_dir);
+  if (args.work_dir) o.push_back(work_dir_override(*args.work_dir));
   if (args.seed) o.push_back("randomness.seed=" + std::to_string(*args.seed));
   if (args.deterministic) o.push_back("randomness.deterministic=true");
   return o;

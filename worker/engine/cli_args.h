@@ -39,6 +39,10 @@ TestArgs parse_test_args(const std::vector<std::string>& args);
 extern const char* const kTrainUsage;
 extern const char* const kTestUsage;
 
+// `--work-dir PATH` as a --cfg-options override that keeps PATH a string: quoted, so that a
+// directory named `null`, `123` or `a,b` is not read as YAML.
+std::string work_dir_override(const std::string& path);
+
 // The --cfg-options equivalent of the dedicated flags (work_dir=..., randomness.seed=..., ...),
 // so the dumped config records them.
 std::vector<std::string> train_overrides(const TrainArgs& args);

@@ -120,7 +120,7 @@ int run_test(int argc, char** argv) {
   return guarded(kTestUsage, [&] {
     const TestArgs args = parse_test_args(rest(argc, argv));
     std::vector<std::string> overrides = args.cfg_options;
-    if (args.work_dir) overrides.push_back("work_dir=" + *args.work_dir);
+    if (args.work_dir) overrides.push_back(work_dir_override(*args.work_dir));
     const config::Config cfg = config::load(args.config, overrides);
     if (!cfg.has("test_dataloader") || !cfg.has("test_evaluator")) {
       throw config::ConfigError(cfg.file().string(), "test_dataloader",

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -15,6 +14,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include "common/io/atomic_file.h"
 #include "common/log.h"
 #include "worker/dist/default_process_group.h"
 #include "worker/dist/process_group.h"
@@ -133,7 +133,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
       stamp = second + "_" + std::to_string(n);
     }
     std::filesystem::create_directories(s->work_dir);
-    std::ofstream(s->work_dir / (name + ".yaml")) << cfg.dump_yaml();
+    io::write_file_atomically(s->work_dir / (name + ".yaml"), cfg.dump_yaml());
   }
   s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp);
   s->log->info("ddp3d " + command + ": world size " + std::to_string(s->ctx.world_size) +

@@ -2,6 +2,11 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
 #include "worker/models/pointpillars_config.h"
 
 namespace ddp3d::models {
@@ -93,6 +98,19 @@ void register_models(engine::Registry<engine::Model>& registry) {
     std::copy(range.begin(), range.end(), o.point_cloud_range.begin());
     std::copy(size.begin(), size.end(), o.voxel_size.begin());
     o.max_points_per_voxel = vl.get_or<int>("max_num_points", 32);
+    // Range, grid and tensor sizes checked here, naming the key, before any int narrowing.
+    for (std::size_t i = 0; i < max_voxels.size(); ++i) {
+      o.max_voxels = static_cast<int>(std::clamp<std::int64_t>(max_voxels[i], 0, INT32_MAX));
+      try {
+        o.validate(4);  // x, y, z, reflectance
+      } catch (const std::invalid_argument& e) {
+        throw config::ConfigError(
+            vl.origin("max_voxels"), vl.path(),
+            e.what() + (max_voxels[i] > INT32_MAX ? " (max_voxels." + std::to_string(i) + " is " +
+                                                        std::to_string(max_voxels[i]) + ")"
+                                                  : std::string()));
+      }
+    }
     return std::make_shared<PointPillarsModel>(pointpillars_options_from_config(model), o,
                                                max_voxels[0], max_voxels[1]);
   });
