@@ -27,7 +27,7 @@ fs::path source_dir() {
 std::string config_text(const fs::path& data) {
   const std::string demo =
       (source_dir() / "configs/pointpillars/pointpillars_demo_synthetic_car.yaml").string();
-  const std::string dataset = "dataset: {data_root: " + data.string() + ", num_scenes: 6}";
+  const std::string dataset = "dataset: {data_root: " + data.string() + ", num_scenes: 10}";
   return "_base_: [" + demo + "]\n" +
          "model:\n"
          "  backbone: {_delete_: true, type: TinyBackbone, in_channels: 32,\n"
@@ -68,12 +68,13 @@ TEST(PluginBackbone, TrainsInsidePointPillarsByConfig) {
   for (std::string& a : args) argv.push_back(a.data());
   ASSERT_EQ(engine::run_train(static_cast<int>(argv.size()), argv.data()), 0);
 
-  // Built once by the registry and run on every training batch (5 train scenes, batch 2).
-  EXPECT_EQ(TinyBackboneImpl::builds, 1);
-  EXPECT_GE(TinyBackboneImpl::forwards, 3);
+  // One loss logged per iteration (8 train scenes, batch 2), each finite; the backbone was
+  // built once, by the registry, and ran on every one of those batches.
   const std::vector<double> losses = logged_losses(work_dir);
-  ASSERT_FALSE(losses.empty());
+  ASSERT_GE(losses.size(), 2U);
   for (const double loss : losses) EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
+  EXPECT_EQ(TinyBackboneImpl::builds, 1);
+  EXPECT_GE(TinyBackboneImpl::forwards, static_cast<int>(losses.size()));
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
