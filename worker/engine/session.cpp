@@ -44,7 +44,6 @@ std::string timestamp() {
 Session::~Session() = default;
 
 void check_component_types(const config::Config& cfg) {
-  register_builtin_components();
   check_type(cfg, "model", model_registry());
   for (const char* loader : {"train_dataloader", "val_dataloader", "test_dataloader"}) {
     const std::string key = std::string(loader) + ".dataset";
