@@ -111,16 +111,18 @@ void check_container(const Checker& c) {
   });
 }
 
+bool is_restricted_volume_source(const std::string& key) {
+  return std::any_of(std::begin(kRestrictedVolumeSources), std::end(kRestrictedVolumeSources),
+                     [&](const char* allowed) { return key == allowed; });
+}
+
 void check_volume(const Checker& v) {
   if (!v.obj().is_object()) return;
   for (const auto& [key, source] : v.obj().as_object()) {
     if (key == "name" || source.is_null()) continue;
     if (key == "hostPath") {
       v.refuse(".hostPath", "hostPath volumes are not allowed");
-    } else if (std::find_if(std::begin(kRestrictedVolumeSources),
-                            std::end(kRestrictedVolumeSources), [&](const char* allowed) {
-                              return key == allowed;
-                            }) == std::end(kRestrictedVolumeSources)) {
+    } else if (!is_restricted_volume_source(key)) {
       v.refuse("." + key, "volume type " + key +
                               " is not allowed (configMap, csi, downwardAPI, emptyDir, ephemeral, "
                               "persistentVolumeClaim, projected, secret are)");

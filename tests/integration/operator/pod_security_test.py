@@ -10,7 +10,9 @@ spec.podSecurity: Trusted passes its template as written in a trusted namespace 
 """
 
 import copy
+import json
 import os
+import re
 import sys
 import unittest
 
@@ -144,7 +146,8 @@ class PodSecurityTest(unittest.TestCase):
         with self.assertRaises(ApiError) as e:
             self.kube.create(Kube.core(RESTRICTED_NS, "pods"), bad)
         self.assertEqual(e.exception.code, 403)
-        self.assertIn('violates PodSecurity "restricted:latest"', e.exception.body)
+        self.assertIn('violates PodSecurity "restricted:latest"',
+                      json.loads(e.exception.body)["message"])
         # A template with volumes, resources and a sidecar, all restricted-compatible.
         template = {"volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}],
                     "containers": [container(resources={"limits": {"memory": "1Gi"}},
@@ -173,7 +176,9 @@ class PodSecurityTest(unittest.TestCase):
                     self.kube.create(Kube.tj(RESTRICTED_NS),
                                      job(f"refused-{i}", RESTRICTED_NS, pod_spec))
                 self.assertEqual(e.exception.code, 422, e.exception.body)
-                self.assertIn(path, e.exception.body)
+                # CEL names a list element without its index (estimating the cost of
+                # computing it exceeds the API server's budget).
+                self.assertIn(re.sub(r"\[\d+\]", "[]", path), e.exception.body)
                 self.assertIn("spec.podSecurity Restricted", e.exception.body)
 
     def test_every_reconciler_refused_field_fails_the_job_naming_it(self):
