@@ -39,7 +39,7 @@ bool Manager::start_stage(Stage stage, const std::stop_token& stop, RunResult& r
     Runnable* r = entry.runnable.get();
     log::info("starting " + r->name());
     // Recorded before start() so a runnable that throws half-way is stopped too.
-    started_.push_back(r);
+    started_.push_back(&entry);
     try {
       r->start(stop);
     } catch (const std::exception& e) {
@@ -92,26 +92,21 @@ Manager::Events Manager::wait_for_event(bool leading) {
   return {stop_requested_, leading_};
 }
 
+void Manager::stop_last(StopMode mode) {
+  Runnable& r = *started_.back()->runnable;
+  log::info("stopping " + r.name());
+  r.stop(mode);
+  started_.pop_back();
+}
+
 void Manager::shut_down(StopMode leader_mode) {
   ready_ = false;
   // Reconciling stops before the Lease is released, so a successor never overlaps with us.
-  while (!started_.empty()) {
-    Runnable* r = started_.back();
-    bool leader_only = false;
-    for (const auto& e : entries_)
-      if (e.runnable.get() == r) leader_only = e.stage == Stage::kLeaderOnly;
-    if (!leader_only) break;
-    log::info("stopping " + r->name());
-    r->stop(leader_mode);
-    started_.pop_back();
+  while (!started_.empty() && started_.back()->stage == Stage::kLeaderOnly) {
+    stop_last(leader_mode);
   }
   stop_election();
-  while (!started_.empty()) {
-    Runnable* r = started_.back();
-    log::info("stopping " + r->name());
-    r->stop(StopMode::kDrain);
-    started_.pop_back();
-  }
+  while (!started_.empty()) stop_last(StopMode::kDrain);
 }
 
 RunResult Manager::run(const std::stop_token& stop) {

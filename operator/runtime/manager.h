@@ -67,6 +67,7 @@ class Manager {
   bool start_stage(Stage stage, const std::stop_token& stop, RunResult& result);
   void start_election();
   void stop_election();
+  void stop_last(StopMode mode);  // the most recently started runnable still running
   // Stops what was started, in the order described above.
   void shut_down(StopMode leader_mode);
   struct Events {
@@ -78,7 +79,7 @@ class Manager {
   Events wait_for_event(bool leading);
 
   std::vector<Entry> entries_;
-  std::vector<Runnable*> started_;  // start order
+  std::vector<const Entry*> started_;  // start order (entries_ does not change during run())
   std::unique_ptr<Election> election_;
   std::jthread election_thread_;
   std::atomic<bool> ready_{false};
