@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "worker/components/builtin_components.h"
 #include "worker/config/config.h"
 #include "worker/config/schema.h"
 
@@ -56,7 +55,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage();
   const std::string command = args[0];
-  ddp3d::components::register_builtin_schemas();
   try {
     if (command == "docs") {
       if (args.size() == 3 && args[1] == "--update") return update_docs(args[2]);

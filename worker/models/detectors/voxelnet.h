@@ -1,6 +1,5 @@
 // VoxelNet-style single-stage detector as mmdet3d's `PointPillars` (a VoxelNet):
-// PillarFeatureNet → PointPillarsScatter → SECOND (or another registered backbone) → SECONDFPN
-// → Anchor3DHead.
+// PillarFeatureNet → PointPillarsScatter → SECOND → SECONDFPN → Anchor3DHead.
 // Inputs are pillars already voxelized by the data pipeline:
 //   voxels [M, P, 4] (x, y, z, r, zero-padded), num_points [M], coors [M, 4] (batch, z, y, x).
 #pragma once
@@ -9,7 +8,7 @@
 
 #include <vector>
 
-#include "worker/models/backbones/backbone.h"
+#include "worker/models/backbones/second.h"
 #include "worker/models/dense_heads/anchor3d_head.h"
 #include "worker/models/middle_encoders/pointpillars_scatter.h"
 #include "worker/models/necks/second_fpn.h"
@@ -20,9 +19,8 @@ namespace ddp3d::models {
 
 class VoxelNetImpl : public torch::nn::Module {
  public:
-  // Validates the options (std::invalid_argument naming the key) and builds the modules; the
-  // backbone with `backbone` when given, else SECOND from options.backbone.
-  explicit VoxelNetImpl(PointPillarsOptions options, const BackboneFactory& backbone = {});
+  // Validates the options (std::invalid_argument naming the key) and builds the modules.
+  explicit VoxelNetImpl(PointPillarsOptions options);
 
   // BEV feature map [B, Σ neck channels, H, W] → head outputs.
   HeadOutputs forward(const at::Tensor& voxels, const at::Tensor& num_points,
@@ -41,7 +39,7 @@ class VoxelNetImpl : public torch::nn::Module {
   const PointPillarsOptions& options() const { return options_; }
   PillarFeatureNet voxel_encoder() const { return voxel_encoder_; }
   PointPillarsScatter middle_encoder() const { return middle_encoder_; }
-  BackbonePtr backbone() const { return backbone_; }
+  SECOND backbone() const { return backbone_; }
   SECONDFPN neck() const { return neck_; }
   Anchor3DHead bbox_head() const { return bbox_head_; }
 
@@ -49,7 +47,7 @@ class VoxelNetImpl : public torch::nn::Module {
   PointPillarsOptions options_;
   PillarFeatureNet voxel_encoder_{nullptr};
   PointPillarsScatter middle_encoder_{nullptr};
-  BackbonePtr backbone_;
+  SECOND backbone_{nullptr};
   SECONDFPN neck_{nullptr};
   Anchor3DHead bbox_head_{nullptr};
 };
