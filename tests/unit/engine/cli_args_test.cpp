@@ -17,7 +17,7 @@ TEST(TrainArgs, ParsesEveryFlag) {
   EXPECT_EQ(a.cfg_options, (std::vector<std::string>{"a.b=1", "c=[1, 2]"}));
   EXPECT_EQ(a.launcher, "pytorch");
   EXPECT_EQ(train_overrides(a),
-            (std::vector<std::string>{"a.b=1", "c=[1, 2]", "work_dir=w", "randomness.seed=7",
+            (std::vector<std::string>{"a.b=1", "c=[1, 2]", "work_dir=\"w\"", "randomness.seed=7",
                                       "randomness.deterministic=true"}));
 }
 
