@@ -8,6 +8,7 @@
 
 #include "worker/cli/check_dist_command.h"
 #include "worker/cli/data_command.h"
+#include "worker/components/builtin_components.h"
 #include "worker/engine/commands.h"
 #include "worker/launch/launcher.h"
 
@@ -35,7 +36,10 @@ void keep_large_allocations_in_the_heap() {
 
 int main(int argc, char** argv) {
   const std::string_view command = argc >= 2 ? argv[1] : "";
-  if (command == "train" || command == "test") keep_large_allocations_in_the_heap();
+  if (command == "train" || command == "test") {
+    keep_large_allocations_in_the_heap();
+    ddp3d::components::register_builtin_components();
+  }
   if (command == "train") return ddp3d::engine::run_train(argc - 1, argv + 1);
   if (command == "test") return ddp3d::engine::run_test(argc - 1, argv + 1);
   if (command == "launch") return ddp3d::launch::run_launch(argc - 1, argv + 1);

@@ -42,6 +42,7 @@
 #include "benchmarks/pointpillars/augment_draw.h"
 #include "benchmarks/pointpillars/bench_spec.h"
 #include "benchmarks/pointpillars/stage_clock.h"
+#include "worker/components/builtin_components.h"
 #include "worker/data/kitti_dataset.h"
 #include "worker/data/synthetic_kitti.h"
 #include "worker/data/transforms.h"
@@ -321,6 +322,8 @@ int run(const Args& args) {
 
 int main(int argc, char** argv) {
   try {
+    // The configs it reads are validated with the schemas ddp3d train uses.
+    ddp3d::components::register_builtin_schemas();
     return run(parse_args(argc, argv));
   } catch (const std::exception& e) {
     std::cerr << "pointpillars_bench: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <limits>
 
+#include "worker/config/config_root.h"
 #include "worker/config/consistency.h"
 #include "worker/config/loader.h"
 #include "worker/config/overrides.h"
@@ -11,11 +12,6 @@
 #include "worker/config/yaml_io.h"
 
 namespace ddp3d::config {
-
-struct Config::Root {
-  Value tree;
-  std::filesystem::path file;
-};
 
 // ---- errors ------------------------------------------------------------------------------
 

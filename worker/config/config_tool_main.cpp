@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/components/builtin_components.h"
 #include "worker/config/config.h"
 #include "worker/config/schema.h"
 
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return usage();
   const std::string command = args[0];
+  ddp3d::components::register_builtin_schemas();
   try {
     if (command == "docs") {
       if (args.size() == 3 && args[1] == "--update") return update_docs(args[2]);

@@ -1,6 +1,7 @@
-// Checks across keys that the per-key schema cannot express: the BEV grid matches range / voxel
-// size, channel counts agree between stages, anchors / assigners / class names agree, schedule
-// phases are well-formed. Run after schema validation succeeded (so every key has its type).
+// Checks across keys that the per-key schema cannot express: each registered component's own
+// check (component_schemas(): e.g. PointPillars' channel counts, anchors and grid), and that
+// schedule phases are well-formed. Run after schema validation succeeded (so every key has its
+// type).
 #pragma once
 
 #include <vector>

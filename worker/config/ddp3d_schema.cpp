@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/config/common_schemas.h"
 #include "worker/config/schema.h"
 
 namespace ddp3d::config {
@@ -12,235 +13,18 @@ namespace {
 using S = Schema;
 using Variants = std::vector<std::pair<std::string, std::vector<Field>>>;
 
-S range6() {
-  return S::list(S::number()).length(6);
-}
-S vec(std::size_t n) {
-  return S::list(S::number()).length(n);
-}
-S int_list() {
-  return S::list(S::integer().min(1)).min_length(1);
-}
-S str_list() {
-  return S::list(S::string());
-}
-S prob() {
-  return S::number().min(0).max(1);
-}
-S typed(const char* type, std::vector<Field> fields, const char* doc) {
-  fields.insert(fields.begin(), Field{"type", S::string().one_of({type}).def(type)});
-  return S::map(std::move(fields)).required().doc(doc);
-}
+using schemas::int_list;
+using schemas::prob;
+using schemas::range6;
+using schemas::str_list;
+using schemas::vec;
 
-// `type`: BatchNorm as mmdet3d names it for this layer (the first is the default), or SyncBN
-// (statistics over every rank's batch; worker/dist/sync_batch_norm.h).
-S norm_cfg(std::vector<std::string> types, const char* doc) {
-  const std::string def = types.front();
-  types.push_back("SyncBN");
-  return S::map({
-                    {"type", S::string().one_of(std::move(types)).def(def.c_str())},
-                    {"eps", S::number().min(0, true).def(1e-3).doc("added to the variance")},
-                    {"momentum", prob().def(0.01).doc("running-statistics update factor")},
-                })
-      .def_empty_map()
-      .doc(doc);
-}
-S bn1d_cfg(const char* doc) {
-  return norm_cfg({"BN1d"}, doc);
-}
-S bn2d_cfg(const char* doc) {
-  return norm_cfg({"BN", "BN2d"}, doc);
-}
-
-// ---- model -------------------------------------------------------------------------------
-
-S voxel_layer() {
-  return S::map({
-                    {"max_num_points",
-                     S::integer().min(1).def(32).doc("points kept per pillar (the rest dropped)")},
-                    {"point_cloud_range",
-                     range6().required().doc("[x_min, y_min, z_min, x_max, y_max, z_max], metres")},
-                    {"voxel_size", S::list(S::number().min(0, true))
-                                       .length(3)
-                                       .required()
-                                       .doc("pillar size [x, y, z], metres")},
-                    {"max_voxels", S::list(S::integer().min(1))
-                                       .length(2)
-                                       .def_int_list({16000, 40000})
-                                       .doc("most pillars per sample [train, test]")},
-                })
-      .required()
-      .doc("pillar voxelization (CPU, or the CUDA kernel when built with CUDA)");
-}
-
-S anchor_generator() {
-  return S::map({
-                    {"type", S::string()
-                                 .one_of({"AlignedAnchor3DRangeGenerator"})
-                                 .def("AlignedAnchor3DRangeGenerator")},
-                    {"ranges", S::list(range6()).min_length(1).required().doc(
-                                   "per anchor class: the range its centres cover")},
-                    {"sizes", S::list(vec(3)).min_length(1).required().doc(
-                                  "per anchor class: [l, w, h] (mmdet3d order), metres")},
-                    {"rotations", S::list(S::number())
-                                      .min_length(1)
-                                      .def_list({0.0, 1.57})
-                                      .doc("anchor yaws, radians")},
-                    {"reshape_out", S::boolean().def(false).doc(
-                                        "flatten anchors over classes (mmdet3d's option)")},
-                })
-      .required()
-      .doc("anchors per feature-map cell");
-}
-
-S assigner() {
-  return S::map({
-      {"type", S::string().one_of({"Max3DIoUAssigner"}).def("Max3DIoUAssigner")},
-      {"iou_calculator", S::map({{"type", S::string()
-                                              .one_of({"BboxOverlapsNearest3D"})
-                                              .def("BboxOverlapsNearest3D")
-                                              .doc("BEV IoU of axis-aligned (nearest) boxes")}})
-                             .def_empty_map()},
-      {"pos_iou_thr", prob().required().doc("IoU at or above which an anchor is positive")},
-      {"neg_iou_thr", prob().required().doc("IoU below which an anchor is negative")},
-      {"min_pos_iou", prob().required().doc("a GT's best anchor is positive if IoU >= this")},
-      {"ignore_iof_thr", S::number().def(-1).doc("-1: no ignore regions")},
-  });
-}
-
-S loss(const char* name, Variants variants, const char* default_variant) {
-  for (auto& v : variants) {
-    v.second.push_back({"loss_weight", S::number().min(0).def(1.0).doc("scales this loss")});
-  }
-  return S::map({}).variants(std::move(variants), default_variant).required().doc(name);
-}
-
-std::vector<Field> pointpillars_fields() {
-  return {
-      {"data_preprocessor",
-       S::map(
-           {
-               {"type", S::string().one_of({"Det3DDataPreprocessor"}).def("Det3DDataPreprocessor")},
-               {"voxel", S::boolean().def(true).doc("voxelize the points")},
-               {"voxel_layer", voxel_layer()},
-           })
-           .required()
-           .doc("batches the points and voxelizes them into pillars")},
-      {"voxel_encoder",
-       typed("PillarFeatureNet",
-             {{"in_channels", S::integer().min(1).def(4).doc("point features: x, y, z, r")},
-              {"feat_channels", int_list().def_int_list({64}).doc("PFN layer widths")},
-              {"with_distance", S::boolean().def(false).doc("add the point's range")},
-              {"with_cluster_center", S::boolean().def(true).doc("add offset to pillar mean")},
-              {"with_voxel_center", S::boolean().def(true).doc("add offset to pillar centre")},
-              {"voxel_size", vec(3).doc("defaults to data_preprocessor.voxel_layer.voxel_size")},
-              {"point_cloud_range",
-               range6().doc("defaults to data_preprocessor.voxel_layer.point_cloud_range")},
-              {"norm_cfg", bn1d_cfg("BatchNorm1d after each PFN layer")}},
-             "PillarFeatureNet: per-point features -> one vector per pillar")},
-      {"middle_encoder",
-       typed("PointPillarsScatter",
-             {{"in_channels", S::integer().min(1).def(64)},
-              {"output_shape", S::list(S::integer().min(1))
-                                   .length(2)
-                                   .required()
-                                   .doc("BEV grid [ny, nx] = range / voxel size")}},
-             "scatters pillar vectors onto the BEV grid")},
-      {"backbone", typed("SECOND",
-                         {{"in_channels", S::integer().min(1).def(64)},
-                          {"layer_nums", S::list(S::integer().min(0))
-                                             .min_length(1)
-                                             .required()
-                                             .doc("3x3 convs per stage after the strided one")},
-                          {"layer_strides", int_list().required().doc("stride of each stage")},
-                          {"out_channels", int_list().required().doc("channels of each stage")},
-                          {"norm_cfg", bn2d_cfg("BatchNorm2d after each conv")}},
-                         "SECOND: strided conv stages over the BEV grid")},
-      {"neck", typed("SECONDFPN",
-                     {{"in_channels", int_list().required()},
-                      {"upsample_strides", S::list(S::number().min(0, true))
-                                               .min_length(1)
-                                               .required()
-                                               .doc("per stage; < 1 means a strided conv down")},
-                      {"out_channels", int_list().required()},
-                      {"norm_cfg", bn2d_cfg("BatchNorm2d after each deconv")}},
-                     "SECONDFPN: upsamples every stage to one resolution and concatenates")},
-      {"bbox_head",
-       typed("Anchor3DHead",
-             {{"num_classes", S::integer().min(1).required()},
-              {"in_channels", S::integer().min(1).required()},
-              {"feat_channels", S::integer().min(1).required()},
-              {"use_direction_classifier", S::boolean().def(true)},
-              {"assign_per_class", S::boolean().def(true).doc("assign each class's anchors apart")},
-              {"diff_rad_by_sin", S::boolean().def(true).doc("regress sin(a - b) for yaw")},
-              {"dir_offset", S::number().def(-std::numbers::pi / 2).doc("direction bin offset")},
-              {"dir_limit_offset", S::number().def(0)},
-              {"anchor_generator", anchor_generator()},
-              {"bbox_coder",
-               S::map({{"type",
-                        S::string().one_of({"DeltaXYZWLHRBBoxCoder"}).def("DeltaXYZWLHRBBoxCoder")},
-                       {"code_size", S::integer().min(7).def(7)}})
-                   .def_empty_map()},
-              {"loss_cls", loss("classification loss",
-                                {{"FocalLoss",
-                                  {{"use_sigmoid", S::boolean().def(true)},
-                                   {"gamma", S::number().min(0).def(2.0)},
-                                   {"alpha", prob().def(0.25)}}}},
-                                "FocalLoss")},
-              {"loss_bbox", loss("box regression loss",
-                                 {{"SmoothL1Loss", {{"beta", S::number().min(0).def(1.0 / 9.0)}}},
-                                  {"L1Loss", {}}},
-                                 "SmoothL1Loss")},
-              {"loss_dir", loss("direction classification loss",
-                                {{"CrossEntropyLoss", {{"use_sigmoid", S::boolean().def(false)}}}},
-                                "CrossEntropyLoss")}},
-             "Anchor3DHead: per-anchor class scores, box deltas and direction bins")},
-      {"train_cfg",
-       S::map({
-                  {"assigner", S::list(assigner())
-                                   .single_as_list()
-                                   .min_length(1)
-                                   .required()
-                                   .doc("one per class (in class order) when assign_per_class")},
-                  {"allowed_border", S::number().def(0)},
-                  {"pos_weight", S::number().def(-1).doc("-1: weight 1 for positives")},
-                  {"debug", S::boolean().def(false)},
-              })
-           .required()
-           .doc("target assignment")},
-      {"test_cfg",
-       S::map({
-                  {"use_rotate_nms", S::boolean().def(true).doc("rotated BEV NMS")},
-                  {"nms_across_levels", S::boolean().def(false)},
-                  {"nms_thr", prob().def(0.01).doc("NMS IoU threshold")},
-                  {"score_thr", prob().def(0.1).doc("drop boxes scoring below")},
-                  {"min_bbox_size", S::number().min(0).def(0)},
-                  {"nms_pre", S::integer().min(1).def(100).doc("top-k boxes before NMS")},
-                  {"max_num", S::integer().min(1).def(50).doc("boxes kept per sample")},
-              })
-           .required()
-           .doc("inference post-processing")},
-  };
-}
-
-std::vector<Field> toy_regressor_fields() {
-  return {
-      {"in_features", S::integer().min(1).required().doc("input width")},
-      {"hidden", int_list().def_int_list({32}).doc("hidden layer widths (Linear + ReLU each)")},
-      {"out_features", S::integer().min(1).def(1)},
-      {"unused_branch", S::boolean().def(false).doc(
-                            "add a parameterised branch that takes no part in the loss (exercises "
-                            "ddp.find_unused_parameters)")},
-  };
-}
-
+// The network: a registered model (component_schemas(), kind "model"); each model's library
+// registers its keys.
 S model() {
-  return S::map({})
-      .variants({{"PointPillars", pointpillars_fields()}, {"ToyRegressor", toy_regressor_fields()}})
-      .required()
-      .doc(
-          "the network (mmdet3d's `model`): a detector, or the toy regressor that exercises the "
-          "engine");
+  return S::component("model").required().doc(
+      "the network (mmdet3d's `model`): a detector, or the toy regressor that exercises the "
+      "engine");
 }
 
 // ---- data --------------------------------------------------------------------------------
@@ -494,6 +278,18 @@ S default_hooks() {
       .doc("the runner's standard hooks");
 }
 
+// Peer heartbeats through the rendezvous store (docs/ddp.md, "Lost peers").
+S heartbeat_interval() {
+  return S::number().min(0, true).max(3600).def(2.0).doc(
+      "seconds between a rank's heartbeats through the rendezvous store");
+}
+
+S heartbeat_timeout() {
+  return S::number().min(0).max(86400).def(20.0).doc(
+      "seconds without a peer's heartbeat (or a store answer) before a rank stops with exit "
+      "code 200, naming the peer; 0: off; at least twice heartbeat_interval (docs/ddp.md)");
+}
+
 S env_cfg() {
   return S::map({
                     {"cudnn_benchmark", S::boolean().def(false)},
@@ -506,7 +302,9 @@ S env_cfg() {
                                          {"shared_memory_allreduce",
                                           S::boolean().def(true).doc(
                                               "gloo ranks all on one node all-reduce gradients "
-                                              "through shared memory (docs/ddp.md)")}})
+                                              "through shared memory (docs/ddp.md)")},
+                                         {"heartbeat_interval", heartbeat_interval()},
+                                         {"heartbeat_timeout", heartbeat_timeout()}})
                                      .def_empty_map()},
                     {"metrics_port",
                      S::integer().min(0).max(65535).def_null().doc(

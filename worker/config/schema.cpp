@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "worker/config/component_schemas.h"
+
 namespace ddp3d::config {
 namespace {
 
@@ -94,6 +96,18 @@ Schema Schema::dict(Schema element) {
   Schema s(Kind::kDict);
   s.element_ = std::make_shared<const Schema>(std::move(element));
   return s;
+}
+
+Schema Schema::component(std::string kind, std::string default_type) {
+  Schema s(Kind::kMap);
+  s.component_kind_ = std::move(kind);
+  s.default_variant_ = std::move(default_type);
+  s.discriminator_ = "type";
+  return s;
+}
+
+const std::vector<std::pair<std::string, std::vector<Field>>>& Schema::variant_fields() const {
+  return component_kind_.empty() ? variants_ : component_schemas().variants(component_kind_);
 }
 
 Schema&& Schema::doc(std::string text) && {
@@ -308,7 +322,7 @@ void Schema::validate_map(Value& v, const std::string& key, std::vector<Issue>& 
   bool variant_known = discriminator_.empty();
   if (!discriminator_.empty()) {
     std::vector<std::string> names;
-    for (const auto& variant : variants_) names.push_back(variant.first);
+    for (const auto& variant : variant_fields()) names.push_back(variant.first);
     Value* tag = v.find(discriminator_);
     if (tag == nullptr && !default_variant_.empty()) {
       v.set(discriminator_, Value::string(default_variant_, kDefaultOrigin));
@@ -322,7 +336,7 @@ void Schema::validate_map(Value& v, const std::string& key, std::vector<Issue>& 
       issues.push_back({tag->origin().to_string(), join(key, discriminator_),
                         "expected one of: " + join_names(names) + "; got " + tag->describe()});
     } else {
-      for (const auto& variant : variants_) {
+      for (const auto& variant : variant_fields()) {
         if (variant.first != tag->as_string()) continue;
         for (const Field& f : variant.second) allowed.push_back(&f);
       }

@@ -36,6 +36,10 @@ class Schema {
   static Schema map(std::vector<Field> fields);
   // A mapping with free keys (e.g. class name -> count), every value matching `element`.
   static Schema dict(Schema element);
+  // A registered component of `kind` ("model", "backbone", ...): a mapping that branches on
+  // `type` over the variants in component_schemas() at validation time. `default_type` is used
+  // when `type` is missing ("" = it is required).
+  static Schema component(std::string kind, std::string default_type = "");
 
   Schema&& doc(std::string text) &&;
   Schema&& required() &&;
@@ -74,9 +78,9 @@ class Schema {
   const Schema* element() const { return element_.get(); }
   const std::string& discriminator() const { return discriminator_; }
   const std::string& default_variant() const { return default_variant_; }
-  const std::vector<std::pair<std::string, std::vector<Field>>>& variant_fields() const {
-    return variants_;
-  }
+  // The variants given to variants(), or a component's registered ones.
+  const std::vector<std::pair<std::string, std::vector<Field>>>& variant_fields() const;
+  const std::string& component_kind() const { return component_kind_; }
   bool accepts_single() const { return single_as_list_; }
   const std::string& name() const { return name_; }
   // Human-readable constraint summary for docs: "> 0", "length 6", "one of: a, b".
@@ -108,6 +112,7 @@ class Schema {
   std::string discriminator_;
   std::string default_variant_;
   std::vector<std::pair<std::string, std::vector<Field>>> variants_;
+  std::string component_kind_;
   std::string name_;
 };
 

@@ -369,7 +369,7 @@ struct DistributedDataParallel::State {
     std::vector<Node*> stack;
     for (const auto& out : outputs) {
       if (!out.defined()) continue;
-      if (auto fn = out.grad_fn()) {
+      if (const auto& fn = out.grad_fn()) {
         if (seen.insert(fn.get()).second) stack.push_back(fn.get());
       } else if (out.requires_grad()) {
         // A leaf output: its own accumulator is the graph.
@@ -450,11 +450,11 @@ void verify_same_parameters(c10d::Backend& backend, int world, int rank,
       if (s0 != sr || !std::equal(meta0.begin() + static_cast<std::ptrdiff_t>(start0),
                                   meta0.begin() + static_cast<std::ptrdiff_t>(p0),
                                   meta_r.begin() + static_cast<std::ptrdiff_t>(start_r))) {
-        throw std::runtime_error("DDP: model parameters differ across ranks: parameter " +
-                                 name_of(i) + " (index " + std::to_string(i) + ") is " + s0 +
-                                 " on rank 0 but " + sr + " on rank " + std::to_string(r) +
-                                 " (this is rank " + std::to_string(rank) +
-                                 "); every rank must build the same model");
+        std::ostringstream message;
+        message << "DDP: model parameters differ across ranks: parameter " << name_of(i)
+                << " (index " << i << ") is " << s0 << " on rank 0 but " << sr << " on rank " << r
+                << " (this is rank " << rank << "); every rank must build the same model";
+        throw std::runtime_error(message.str());
       }
     }
     if (count0 != count_r) {

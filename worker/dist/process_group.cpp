@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "worker/dist/peer_heartbeat.h"
 #include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::dist {
@@ -26,6 +27,8 @@ struct ProcessGroup::Impl {
   // Several nodes: the ranks with this rank's local rank, one per node (shm's inter-node sum).
   c10::intrusive_ptr<c10d::Backend> across_nodes;
   std::unique_ptr<SharedMemoryAllReduce> shm;
+  // After `store`, so it stops before rank 0's store server goes.
+  std::unique_ptr<PeerHeartbeat> heartbeat;
 };
 
 ProcessGroup::ProcessGroup(int rank, int size, BackendKind kind, std::unique_ptr<Impl> impl)
@@ -48,6 +51,11 @@ void ProcessGroup::barrier() {
                                                ? at::TensorOptions().device(at::kCUDA)
                                                : at::TensorOptions())};
   impl_->backend->allreduce(t)->wait();
+}
+
+void ProcessGroup::finish() {
+  barrier();
+  if (impl_->heartbeat) impl_->heartbeat->leave();
 }
 
 BackendKind parse_backend(const std::string& name) {
@@ -201,9 +209,21 @@ std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
                                                  const ProcessGroupOptions& options) {
   log::info("rendezvous at " + endpoint(env) + " as rank " + std::to_string(env.rank) + "/" +
             std::to_string(env.world_size) + " (" + backend_name(options.backend) + ", timeout " +
-            seconds(options.timeout) + ")");
+            seconds(options.timeout) + ", heartbeat " +
+            (options.heartbeat.enabled()
+                 ? "every " + seconds(options.heartbeat.interval) + ", peers lost after " +
+                       seconds(options.heartbeat.timeout)
+                 : std::string("off")) +
+            ")");
   auto impl = std::make_unique<ProcessGroup::Impl>();
   impl->store = connect_store(env, options);
+  if (options.heartbeat.enabled() && env.world_size > 1) {
+    // A connection of its own, whose requests time out like a heartbeat does.
+    auto store = impl->store->clone();
+    store->setTimeout(options.heartbeat.timeout);
+    impl->heartbeat = std::make_unique<PeerHeartbeat>(store, env.rank, env.world_size,
+                                                      options.heartbeat, endpoint(env));
+  }
   if (options.backend == BackendKind::kNccl) {
 #ifdef DDP3D_WITH_CUDA
     auto opts = c10d::ProcessGroupNCCL::Options::create();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "worker/dist/dist_env.h"
+#include "worker/dist/heartbeat_monitor.h"
 
 namespace c10d {
 class Backend;
@@ -29,6 +30,9 @@ struct ProcessGroupOptions {
   // Gloo (each local rank sums its part with its peers on the other nodes). If a rank cannot
   // map its segment, every rank falls back to Gloo with a warning.
   bool shared_memory_allreduce = true;
+  // Peer heartbeats through the store (worker/dist/peer_heartbeat.h); a lost peer ends this
+  // rank with exit_code::kPeerLost. Off with a zero timeout or one rank.
+  HeartbeatOptions heartbeat;
 };
 
 // A connected process group. Holds the store alive for the life of the group.
@@ -47,6 +51,9 @@ class ProcessGroup {
   SharedMemoryAllReduce* shared_memory_allreduce();
   // Blocks until every rank arrives (a collective on a one-element tensor).
   void barrier();
+  // The group's orderly end: a barrier, then the heartbeat leaves, so that peers do not take
+  // this rank's exit for a loss. Without it (an exception), the peers stop with kPeerLost.
+  void finish();
 
   struct Impl;  // opaque: the store and backends, defined in process_group.cpp
 

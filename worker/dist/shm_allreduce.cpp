@@ -436,6 +436,7 @@ struct SharedMemoryAllReduce::Impl {
     const auto [begin, end] = part(n, rank, align);
     if (end > begin) {
       std::vector<const T*> parts;
+      parts.reserve(copies.size());
       for (const T* c : copies) parts.push_back(c + begin);
       reduce_part(parts, op, begin, end - begin, values + begin, static_cast<T*>(nullptr));
     }

@@ -14,7 +14,9 @@
 #include "worker/engine/checkpoint.h"
 #include "worker/engine/checkpoint_file.h"
 #include "worker/engine/cli_args.h"
+#include "worker/engine/evaluate.h"
 #include "worker/engine/registry.h"
+#include "worker/engine/runner.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/session.h"
 #include "worker/engine/worker_metrics.h"
@@ -111,7 +113,7 @@ int run_train(int argc, char** argv) {
     }
     runner.train();
     session->log->info("training finished");
-    if (session->pg) session->pg->barrier();
+    if (session->pg) session->pg->finish();  // the heartbeat leaves in order
     return 0;
   });
 }
@@ -150,7 +152,7 @@ int run_test(int argc, char** argv) {
                                         data->size(), metrics));
       session->log->info("wrote " + out.string());
     }
-    if (session->pg) session->pg->barrier();
+    if (session->pg) session->pg->finish();  // the heartbeat leaves in order
     return 0;
   });
 }

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <random>
@@ -43,7 +44,6 @@ std::string timestamp() {
 Session::~Session() = default;
 
 void check_component_types(const config::Config& cfg) {
-  register_builtin_components();
   check_type(cfg, "model", model_registry());
   for (const char* loader : {"train_dataloader", "val_dataloader", "test_dataloader"}) {
     const std::string key = std::string(loader) + ".dataset";
@@ -72,6 +72,9 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     opts.timeout = std::chrono::seconds(cfg.get_or<std::int64_t>("env_cfg.dist_cfg.timeout", 1800));
     opts.shared_memory_allreduce =
         cfg.get_or<bool>("env_cfg.dist_cfg.shared_memory_allreduce", true);
+    const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000.0)); };
+    opts.heartbeat.interval = ms(cfg.get_or<double>("env_cfg.dist_cfg.heartbeat_interval", 2.0));
+    opts.heartbeat.timeout = ms(cfg.get_or<double>("env_cfg.dist_cfg.heartbeat_timeout", 20.0));
 #ifdef DDP3D_WITH_CUDA
     if (cuda) {
       // torch.cuda.set_device(LOCAL_RANK): NCCL and every index-less kCUDA tensor (barrier,

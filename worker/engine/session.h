@@ -7,7 +7,7 @@
 #include <string>
 
 #include "worker/config/config.h"
-#include "worker/engine/runner.h"
+#include "worker/engine/run_context.h"
 #include "worker/engine/train_log.h"
 
 namespace ddp3d::dist {

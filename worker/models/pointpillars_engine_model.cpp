@@ -11,13 +11,9 @@
 
 namespace ddp3d::models {
 
-PointPillarsModel::PointPillarsModel(PointPillarsOptions options,
-                                     data::VoxelizationOptions voxel_layer,
-                                     std::int64_t max_voxels_train, std::int64_t max_voxels_test)
-    : detector_(VoxelNet(std::move(options))),
-      voxel_layer_(voxel_layer),
-      max_voxels_train_(max_voxels_train),
-      max_voxels_test_(max_voxels_test) {
+PointPillarsModel::PointPillarsModel(PointPillarsOptions options, const BackboneFactory& backbone)
+    : voxel_layer_(options.data_preprocessor.voxel_layer) {
+  detector_ = VoxelNet(std::move(options), backbone);
   // The detector's parts become this module's direct children, so parameter and state_dict
   // names are mmdet3d's (voxel_encoder.pfn_layers.0.linear.weight, backbone.blocks.0.0.weight,
   // bbox_head.conv_cls.bias, ...) and train()/eval()/to() reach every part.
@@ -57,11 +53,20 @@ BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
   return {v.voxels, v.num_points, v.coors.to(at::kLong)};
 }
 
+data::VoxelizationOptions voxelization_options(const VoxelLayerOptions& voxel_layer, bool train) {
+  data::VoxelizationOptions o;
+  o.point_cloud_range = voxel_layer.point_cloud_range;
+  o.voxel_size = voxel_layer.voxel_size;
+  o.max_points_per_voxel =
+      static_cast<int>(std::clamp<std::int64_t>(voxel_layer.max_num_points, 0, INT32_MAX));
+  o.max_voxels = static_cast<int>(
+      std::clamp<std::int64_t>(voxel_layer.max_voxels[train ? 0 : 1], 0, INT32_MAX));
+  return o;
+}
+
 BatchedPillars PointPillarsModel::pillars(const engine::Batch& batch) const {
   if (batch.lists.count("voxels") != 0) return batch_pillars(batch);
-  data::VoxelizationOptions o = voxel_layer_;
-  o.max_voxels = static_cast<int>(is_training() ? max_voxels_train_ : max_voxels_test_);
-  return voxelize_batch(batch.list("points"), o);
+  return voxelize_batch(batch.list("points"), voxelization_options(voxel_layer_, is_training()));
 }
 
 engine::LossMap PointPillarsModel::forward_train(const engine::Batch& batch) {
@@ -84,35 +89,37 @@ std::vector<engine::Sample> PointPillarsModel::predict(const engine::Batch& batc
   return out;
 }
 
+namespace {
+
+// Range, grid and tensor sizes checked for both modes, naming the key, before any int
+// narrowing: a hostile max_voxels or voxel_size must be a config error, not an overflow.
+void check_voxel_layer(const config::Config& vl, const VoxelLayerOptions& layer) {
+  for (std::size_t i = 0; i < layer.max_voxels.size(); ++i) {
+    data::VoxelizationOptions o = voxelization_options(layer, i == 0);
+    try {
+      o.validate(4);  // x, y, z, reflectance
+    } catch (const std::invalid_argument& e) {
+      const std::int64_t requested = layer.max_voxels[i];
+      throw config::ConfigError(
+          vl.origin("max_voxels"), vl.path(),
+          e.what() + (requested > INT32_MAX ? " (max_voxels." + std::to_string(i) + " is " +
+                                                  std::to_string(requested) + ")"
+                                            : std::string()));
+    }
+  }
+}
+
+}  // namespace
+
 void register_models(engine::Registry<engine::Model>& registry) {
   registry.add("PointPillars", [](const config::Config& model) {
-    const config::Config vl = model.node("data_preprocessor.voxel_layer");
-    data::VoxelizationOptions o;
-    const auto range = vl.get<std::vector<double>>("point_cloud_range");
-    const auto size = vl.get<std::vector<double>>("voxel_size");
-    const auto max_voxels = vl.get_or<std::vector<std::int64_t>>("max_voxels", {16000, 40000});
-    if (range.size() != 6 || size.size() != 3 || max_voxels.size() != 2) {
-      throw config::ConfigError(vl.origin(), vl.path(),
-                                "point_cloud_range needs 6 numbers, voxel_size 3, max_voxels 2");
-    }
-    std::copy(range.begin(), range.end(), o.point_cloud_range.begin());
-    std::copy(size.begin(), size.end(), o.voxel_size.begin());
-    o.max_points_per_voxel = vl.get_or<int>("max_num_points", 32);
-    // Range, grid and tensor sizes checked here, naming the key, before any int narrowing.
-    for (std::size_t i = 0; i < max_voxels.size(); ++i) {
-      o.max_voxels = static_cast<int>(std::clamp<std::int64_t>(max_voxels[i], 0, INT32_MAX));
-      try {
-        o.validate(4);  // x, y, z, reflectance
-      } catch (const std::invalid_argument& e) {
-        throw config::ConfigError(
-            vl.origin("max_voxels"), vl.path(),
-            e.what() + (max_voxels[i] > INT32_MAX ? " (max_voxels." + std::to_string(i) + " is " +
-                                                        std::to_string(max_voxels[i]) + ")"
-                                                  : std::string()));
-      }
-    }
-    return std::make_shared<PointPillarsModel>(pointpillars_options_from_config(model), o,
-                                               max_voxels[0], max_voxels[1]);
+    PointPillarsOptions options = pointpillars_options_from_config(model);
+    check_voxel_layer(model.node("data_preprocessor.voxel_layer"),
+                      options.data_preprocessor.voxel_layer);
+    const config::Config backbone = model.node("backbone");
+    return std::make_shared<PointPillarsModel>(std::move(options), [backbone] {
+      return backbone_registry().build(backbone);
+    });
   });
 }
 

@@ -26,9 +26,9 @@ struct BatchedPillars {
 
 class PointPillarsModel : public engine::Model {
  public:
-  // voxel_layer: max_voxels is max_voxels_train / max_voxels_test by mode.
-  PointPillarsModel(PointPillarsOptions options, data::VoxelizationOptions voxel_layer,
-                    std::int64_t max_voxels_train, std::int64_t max_voxels_test);
+  // Voxelizes with options.data_preprocessor.voxel_layer (max_voxels [train, test] by mode).
+  // `backbone` builds a backbone other than options.backbone's SECOND (see VoxelNet).
+  explicit PointPillarsModel(PointPillarsOptions options, const BackboneFactory& backbone = {});
 
   engine::LossMap forward_train(const engine::Batch& batch) override;
   std::vector<engine::Sample> predict(const engine::Batch& batch) override;
@@ -40,18 +40,20 @@ class PointPillarsModel : public engine::Model {
   BatchedPillars pillars(const engine::Batch& batch) const;
 
   VoxelNet detector_{nullptr};
-  data::VoxelizationOptions voxel_layer_;
-  std::int64_t max_voxels_train_;
-  std::int64_t max_voxels_test_;
+  VoxelLayerOptions voxel_layer_;
 };
+
+// The voxelizer's options for a voxel layer, with its training or its test max_voxels.
+data::VoxelizationOptions voxelization_options(const VoxelLayerOptions& voxel_layer, bool train);
 
 BatchedPillars batch_pillars(const engine::Batch& batch);
 // The same from per-sample point clouds, voxelized with `options` (each sample on its device).
 BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
                               const data::VoxelizationOptions& options);
 
-// Adds "PointPillars" (built with pointpillars_options_from_config) to `registry`. The engine's
-// register_builtin_components() calls it with its model registry.
+// Adds "PointPillars" (built with pointpillars_options_from_config, its backbone by
+// backbone_registry()) to `registry`. Its schema: register_pointpillars_schemas
+// (pointpillars_fields.h).
 void register_models(engine::Registry<engine::Model>& registry);
 
 }  // namespace ddp3d::models

@@ -25,6 +25,19 @@ struct NormCfg {
   double momentum = 0.01;
 };
 
+// model.data_preprocessor.voxel_layer: how points become pillars (worker/data/voxelization.h).
+struct VoxelLayerOptions {
+  int64_t max_num_points = 32;
+  std::array<double, 6> point_cloud_range{0.0, -39.68, -3.0, 69.12, 39.68, 1.0};
+  std::array<double, 3> voxel_size{0.16, 0.16, 4.0};
+  std::array<int64_t, 2> max_voxels{16000, 40000};  // [train, test]
+};
+
+// model.data_preprocessor (type='Det3DDataPreprocessor')
+struct DataPreprocessorOptions {
+  VoxelLayerOptions voxel_layer{};
+};
+
 // model.voxel_encoder (type='PillarFeatureNet')
 struct PillarFeatureNetOptions {
   int64_t in_channels = 4;
@@ -99,9 +112,9 @@ struct Anchor3DHeadOptions {
   int64_t num_classes = 3;
   int64_t in_channels = 384;
   int64_t feat_channels = 384;
+  AnchorGeneratorOptions anchor_generator{};
   bool use_direction_classifier = true;
   bool assign_per_class = true;
-  AnchorGeneratorOptions anchor_generator{};
   bool diff_rad_by_sin = true;
   double dir_offset = -1.5707963267948966;  // -π/2 (mmdet3d ≥ 1.0 LiDAR convention)
   double dir_limit_offset = 0.0;
@@ -139,8 +152,12 @@ struct TestCfg {
 
 // model (type='PointPillars')
 struct PointPillarsOptions {
+  DataPreprocessorOptions data_preprocessor{};
   PillarFeatureNetOptions voxel_encoder{};
   PointPillarsScatterOptions middle_encoder{};
+  // model.backbone.type. Another registered backbone (backbones/backbone_registry.h) fills
+  // only backbone.in_channels and backbone.out_channels, the keys every backbone has.
+  std::string backbone_type = "SECOND";
   SECONDOptions backbone{};
   SECONDFPNOptions neck{};
   Anchor3DHeadOptions bbox_head{};
@@ -154,7 +171,7 @@ PointPillarsOptions pointpillars_kitti_3class_options();
 PointPillarsOptions pointpillars_kitti_car_options();
 
 // Throws std::invalid_argument naming the offending key (e.g. "model.backbone.layer_nums")
-// when the options are inconsistent.
+// when the options are inconsistent (the first problem pointpillars_checks.h finds).
 void validate(const PointPillarsOptions& options);
 
 }  // namespace ddp3d::models

@@ -3,34 +3,60 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
-#include <thread>
+#include <condition_variable>
+#include <mutex>
 
 namespace ddp3d::engine {
 namespace {
 
-// Sample i is {"x": [i, noise]} where noise comes from the passed generator; it records how
-// many samples are being/have been loaded.
+// Sample i is {"x": [i, noise]} where noise comes from the passed generator. It counts the
+// loads, and how far the loads ran ahead of the batches the test says it has taken.
 class CountingDataset : public Dataset {
  public:
-  explicit CountingDataset(std::int64_t n, int delay_ms = 0) : n_(n), delay_ms_(delay_ms) {}
+  explicit CountingDataset(std::int64_t n) : n_(n) {}
   std::int64_t size() const override { return n_; }
   Sample get(std::int64_t index, at::Generator& rng) const override {
     if (index == fail_at_) throw std::runtime_error("bad record");
-    if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
-    ++loaded_;
+    {
+      std::lock_guard lock(mutex_);
+      ++started_;
+      most_ahead_ = std::max(most_ahead_, started_ - taken_);
+    }
     Sample s;
     s.tensors["x"] = at::stack({at::scalar_tensor(static_cast<double>(index), at::kDouble),
                                 at::rand({}, rng, at::kDouble)});
+    {
+      std::lock_guard lock(mutex_);
+      ++loaded_;
+    }
+    changed_.notify_all();
     return s;
   }
+  // Call before each next(): the loader's own count is then never more than this.
+  void set_taken(int n) {
+    std::lock_guard lock(mutex_);
+    taken_ = n;
+  }
+  bool wait_until_loaded(int n, std::chrono::seconds deadline) const {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, deadline, [&] { return loaded_ >= n; });
+  }
+  int most_ahead() const {
+    std::lock_guard lock(mutex_);
+    return most_ahead_;
+  }
   std::int64_t fail_at_ = -1;
-  mutable std::atomic<int> loaded_{0};
 
  private:
   std::int64_t n_;
-  int delay_ms_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  mutable int started_ = 0;
+  mutable int loaded_ = 0;
+  mutable int most_ahead_ = 0;
+  int taken_ = 0;
 };
 
 std::vector<at::Tensor> drain(BatchLoader& loader) {
@@ -68,11 +94,17 @@ TEST(BatchLoader, PrefetchIsBoundedAheadOfTheConsumer) {
   std::vector<std::int64_t> order(100);
   for (int i = 0; i < 100; ++i) order[i] = i;
   BatchLoader loader(data, order, {1, 2, /*prefetch=*/3, false}, [](std::int64_t) { return 0ULL; });
+  data->set_taken(1);
   ASSERT_TRUE(loader.next());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  // One consumed + at most 3 queued (no more batches started while the queue is full).
-  EXPECT_LE(data->loaded_.load(), 1 + 3);
-  EXPECT_GE(data->loaded_.load(), 2);  // but it did load ahead in the background
+  // It loads ahead in the background until 3 batches wait...
+  ASSERT_TRUE(data->wait_until_loaded(1 + 3, std::chrono::seconds(30)));
+  // ...and, batch after batch, never starts one more than 3 ahead of the consumer.
+  for (int taken = 2; taken <= 100; ++taken) {
+    data->set_taken(taken);
+    ASSERT_TRUE(loader.next());
+  }
+  EXPECT_FALSE(loader.next());
+  EXPECT_EQ(data->most_ahead(), 3);
 }
 
 TEST(BatchLoader, ErrorsNameTheSample) {

@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include "worker/components/builtin_components.h"
 #include "worker/engine/session.h"
 
 namespace ddp3d::engine {
@@ -21,7 +22,7 @@ train_cfg: {max_epochs: 1}
 )";
 
 TEST(Registry, BuildsTheToyComponentsFromConfig) {
-  register_builtin_components();
+  components::register_builtin_components();
   const config::Config cfg = config::parse(kToy, "toy.yaml");
   auto model = model_registry().build(cfg.node("model"));
   auto data = dataset_registry().build(cfg.node("train_dataloader.dataset"));
@@ -42,6 +43,7 @@ TEST(Registry, UnknownTypeNamesKeyFileAndKnownTypes) {
   EXPECT_THROW(registry.add("A", nullptr), std::logic_error);
   // The schema already rejects types it does not know; a type the schema knows but no library
   // registered (a component not linked in) is the registry's error.
+  components::register_builtin_schemas();
   const config::Config cfg = config::parse(kToy, "toy.yaml");
   try {
     registry.build(cfg.node("model"));

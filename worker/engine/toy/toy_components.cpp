@@ -7,14 +7,15 @@
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
+#include "worker/engine/toy/toy_schemas.h"
 
 namespace ddp3d::engine {
 
 void register_toy_components() {
   model_registry().add("ToyRegressor", [](const config::Config& cfg) {
-    return std::make_shared<ToyRegressor>(
-        cfg.get<std::int64_t>("in_features"), cfg.get_or<std::vector<std::int64_t>>("hidden", {32}),
-        cfg.get_or<std::int64_t>("out_features", 1), cfg.get_or<bool>("unused_branch", false));
+    ToyRegressorOptions o;
+    toy_regressor_fields().read(cfg, o);
+    return std::make_shared<ToyRegressor>(o.in_features, o.hidden, o.out_features, o.unused_branch);
   });
   dataset_registry().add("SyntheticRegression", [](const config::Config& cfg) {
     SyntheticRegressionOptions o;

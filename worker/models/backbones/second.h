@@ -3,20 +3,20 @@
 // every stage's output (the neck fuses them).
 #pragma once
 
-#include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 
 #include <vector>
 
+#include "worker/models/backbones/backbone.h"
 #include "worker/models/pointpillars_options.h"
 
 namespace ddp3d::models {
 
-class SECONDImpl : public torch::nn::Module {
+class SECONDImpl : public BackboneImpl {
  public:
   explicit SECONDImpl(const SECONDOptions& options);
   // x [B, in_channels, H, W] → one [B, out_channels[i], H / Π strides[..i], ...] per stage.
-  std::vector<at::Tensor> forward(const at::Tensor& x);
+  std::vector<at::Tensor> forward(const at::Tensor& x) override;
 
  private:
   torch::nn::ModuleList blocks_;

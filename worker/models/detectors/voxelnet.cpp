@@ -3,13 +3,23 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <stdexcept>
+
+#include "worker/models/backbones/second.h"
+
 namespace ddp3d::models {
 
-VoxelNetImpl::VoxelNetImpl(PointPillarsOptions options) : options_(std::move(options)) {
+VoxelNetImpl::VoxelNetImpl(PointPillarsOptions options, const BackboneFactory& backbone)
+    : options_(std::move(options)) {
   validate(options_);
+  if (!backbone && options_.backbone_type != "SECOND") {
+    throw std::invalid_argument("invalid model option model.backbone.type: " +
+                                options_.backbone_type + " needs a backbone factory");
+  }
   voxel_encoder_ = register_module("voxel_encoder", PillarFeatureNet(options_.voxel_encoder));
   middle_encoder_ = register_module("middle_encoder", PointPillarsScatter(options_.middle_encoder));
-  backbone_ = register_module("backbone", SECOND(options_.backbone));
+  backbone_ = register_module(
+      "backbone", backbone ? backbone() : std::make_shared<SECONDImpl>(options_.backbone));
   neck_ = register_module("neck", SECONDFPN(options_.neck));
   bbox_head_ = register_module(
       "bbox_head", Anchor3DHead(options_.bbox_head, options_.train_cfg, options_.test_cfg));

@@ -1,5 +1,6 @@
 // VoxelNet-style single-stage detector as mmdet3d's `PointPillars` (a VoxelNet):
-// PillarFeatureNet → PointPillarsScatter → SECOND → SECONDFPN → Anchor3DHead.
+// PillarFeatureNet → PointPillarsScatter → SECOND (or another registered backbone) → SECONDFPN
+// → Anchor3DHead.
 // Inputs are pillars already voxelized by the data pipeline:
 //   voxels [M, P, 4] (x, y, z, r, zero-padded), num_points [M], coors [M, 4] (batch, z, y, x).
 #pragma once
@@ -8,7 +9,7 @@
 
 #include <vector>
 
-#include "worker/models/backbones/second.h"
+#include "worker/models/backbones/backbone.h"
 #include "worker/models/dense_heads/anchor3d_head.h"
 #include "worker/models/middle_encoders/pointpillars_scatter.h"
 #include "worker/models/necks/second_fpn.h"
@@ -19,8 +20,9 @@ namespace ddp3d::models {
 
 class VoxelNetImpl : public torch::nn::Module {
  public:
-  // Validates the options (std::invalid_argument naming the key) and builds the modules.
-  explicit VoxelNetImpl(PointPillarsOptions options);
+  // Validates the options (std::invalid_argument naming the key) and builds the modules; the
+  // backbone with `backbone` when given, else SECOND from options.backbone.
+  explicit VoxelNetImpl(PointPillarsOptions options, const BackboneFactory& backbone = {});
 
   // BEV feature map [B, Σ neck channels, H, W] → head outputs.
   HeadOutputs forward(const at::Tensor& voxels, const at::Tensor& num_points,
@@ -39,7 +41,7 @@ class VoxelNetImpl : public torch::nn::Module {
   const PointPillarsOptions& options() const { return options_; }
   PillarFeatureNet voxel_encoder() const { return voxel_encoder_; }
   PointPillarsScatter middle_encoder() const { return middle_encoder_; }
-  SECOND backbone() const { return backbone_; }
+  BackbonePtr backbone() const { return backbone_; }
   SECONDFPN neck() const { return neck_; }
   Anchor3DHead bbox_head() const { return bbox_head_; }
 
@@ -47,7 +49,7 @@ class VoxelNetImpl : public torch::nn::Module {
   PointPillarsOptions options_;
   PillarFeatureNet voxel_encoder_{nullptr};
   PointPillarsScatter middle_encoder_{nullptr};
-  SECOND backbone_{nullptr};
+  BackbonePtr backbone_;
   SECONDFPN neck_{nullptr};
   Anchor3DHead bbox_head_{nullptr};
 };

@@ -1,0 +1,293 @@
+// The train loop's hook points: a hook added from outside (Runner::add_hook, no change to the
+// loop) is called at every point, in order, with the right epoch and iteration; priorities
+// order hooks; an after_train_forward hook can veto an update; a hook can stop training; a
+// pending signal reaches on_signal at the next iteration boundary.
+#include "worker/engine/train_loop.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/utils.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "worker/engine/runner.h"
+#include "worker/engine/toy/regression_metric.h"
+#include "worker/engine/toy/synthetic_regression.h"
+#include "worker/engine/toy/toy_regressor.h"
+
+namespace ddp3d::engine {
+namespace {
+namespace fs = std::filesystem;
+
+// Writes one line per hook call: the point and where the loop stood.
+class RecordingHook : public Hook {
+ public:
+  std::vector<std::string> calls;
+
+  void before_train(LoopContext& loop) override { note("before_train", loop); }
+  void after_train(LoopContext& loop) override { note("after_train", loop); }
+  void before_train_epoch(LoopContext& loop) override { note("before_train_epoch", loop); }
+  void after_train_epoch(LoopContext& loop) override { note("after_train_epoch", loop); }
+  void before_train_iter(LoopContext& loop, TrainIter& iter) override {
+    EXPECT_NE(iter.batch, nullptr);
+    EXPECT_TRUE(iter.losses.empty());  // forward has not run yet
+    note("before_train_iter", loop);
+  }
+  void after_train_forward(LoopContext& loop, TrainIter& iter) override {
+    EXPECT_TRUE(iter.total_loss.defined());
+    EXPECT_TRUE(iter.log_vars.empty());  // the update has not run yet
+    note("after_train_forward", loop);
+  }
+  void after_train_iter(LoopContext& loop, TrainIter& iter) override {
+    EXPECT_TRUE(iter.update.stepped);
+    ASSERT_FALSE(iter.log_vars.empty());
+    EXPECT_EQ(iter.log_vars[0].first, "loss");
+    note("after_train_iter", loop);
+  }
+  void before_val(LoopContext& loop) override { note("before_val", loop); }
+  void after_val(LoopContext& loop, const ValResult& result) override {
+    EXPECT_EQ(result.metrics.count("mse"), 1u);
+    note("after_val", loop);
+  }
+  void before_save_checkpoint(LoopContext& loop, TrainingState& state) override {
+    note("before_save_checkpoint state.epoch=" + std::to_string(state.epoch) +
+             " state.iter=" + std::to_string(state.iter),
+         loop);
+  }
+  void after_save_checkpoint(LoopContext& loop, const SavedCheckpoint& saved) override {
+    EXPECT_TRUE(fs::exists(saved.path)) << saved.path;
+    note("after_save_checkpoint " + saved.path.filename().string() +
+             (saved.written ? " written" : ""),
+         loop);
+  }
+  void on_signal(LoopContext& loop, int signal) override {
+    note("on_signal " + std::to_string(signal), loop);
+  }
+
+ private:
+  void note(const std::string& point, const LoopContext& loop) {
+    const LoopProgress& p = loop.progress();
+    calls.push_back(point + " epoch=" + std::to_string(p.epoch) +
+                    " iter_in_epoch=" + std::to_string(p.iter_in_epoch) +
+                    " global_iter=" + std::to_string(p.global_iter));
+  }
+};
+
+std::string at(const std::string& point, std::int64_t epoch, std::int64_t iter_in_epoch,
+               std::int64_t global_iter) {
+  return point + " epoch=" + std::to_string(epoch) +
+         " iter_in_epoch=" + std::to_string(iter_in_epoch) +
+         " global_iter=" + std::to_string(global_iter);
+}
+
+RunnerOptions options_for(const fs::path& dir) {
+  RunnerOptions o;
+  o.work_dir = dir;
+  o.max_epochs = 2;
+  o.optimizer.type = "SGD";
+  o.optimizer.lr = 0.05;
+  o.train_loader.batch_size = 16;  // 48 samples: 3 iterations per epoch
+  o.train_loader.shuffle = false;
+  o.log_interval = 1000;
+  o.checkpoint_interval = 1;
+  return o;
+}
+
+std::shared_ptr<SyntheticRegression> data(std::int64_t samples) {
+  SyntheticRegressionOptions d;
+  d.num_samples = samples;
+  d.seed = 5;
+  return std::make_shared<SyntheticRegression>(d);
+}
+
+std::shared_ptr<ToyRegressor> fresh_model() {
+  torch::manual_seed(3);
+  return std::make_shared<ToyRegressor>(8, std::vector<std::int64_t>{16}, 1);
+}
+
+class TrainLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ddp3d_train_loop_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A loop over a toy model with no hooks but the test's (and no validation).
+  struct Bare {
+    RunnerOptions options;
+    std::shared_ptr<ToyRegressor> model = fresh_model();
+    OptimWrapper optim;
+    TrainLoop loop;
+    Bare(const RunnerOptions& o, std::int64_t samples)
+        : options(o),
+          optim(*model, OptimWrapperOptions{o.optimizer, Precision::kFp32, {}, 1, 6, {}, 2.0}),
+          loop(options, RunContext{}, *model, optim, nullptr, data(samples), nullptr, nullptr, 3) {}
+  };
+
+  fs::path dir_;
+};
+
+TEST_F(TrainLoopTest, ATestHookAddedToTheRunnerSeesEveryPointWithItsEpochAndIteration) {
+  RunnerOptions o = options_for(dir_);
+  o.val_loader = LoaderSpec{};
+  o.val_loader->batch_size = 16;
+  SyntheticRegressionOptions v;
+  v.num_samples = 32;
+  auto recorder = std::make_shared<RecordingHook>();
+  TrainLog log(false, dir_, "x");
+  Runner runner(o, RunContext{}, fresh_model(), data(48), std::make_shared<SyntheticRegression>(v),
+                std::make_shared<RegressionMetric>(), log);
+  runner.add_hook(recorder);
+  runner.train();
+
+  std::vector<std::string> expected{at("before_train", 0, 0, 0)};
+  std::int64_t g = 0;
+  for (std::int64_t epoch = 0; epoch < 2; ++epoch) {
+    expected.push_back(at("before_train_epoch", epoch, 0, g));
+    for (std::int64_t i = 0; i < 3; ++i, ++g) {
+      for (const char* point : {"before_train_iter", "after_train_forward", "after_train_iter"})
+        expected.push_back(at(point, epoch, i, g));
+    }
+    expected.push_back(at("after_train_epoch", epoch, 2, g));
+    const std::string done = std::to_string(epoch + 1);
+    expected.push_back(
+        at("before_save_checkpoint state.epoch=" + done + " state.iter=" + std::to_string(g), epoch,
+           2, g));
+    expected.push_back(at("after_save_checkpoint epoch_" + done + ".pth written", epoch, 2, g));
+    // Between epochs `epoch` counts the epochs done (mmengine's runner.epoch).
+    expected.push_back(at("before_val", epoch + 1, 2, g));
+    expected.push_back(at("after_val", epoch + 1, 2, g));
+  }
+  expected.push_back(at("after_train", 2, 2, 6));
+  EXPECT_EQ(recorder->calls, expected);
+}
+
+// Appends its name to a shared list at before_train_iter.
+class NamedHook : public Hook {
+ public:
+  NamedHook(std::string name, std::vector<std::string>& order)
+      : name_(std::move(name)), order_(order) {}
+  void before_train(LoopContext& /*loop*/) override { order_.push_back(name_); }
+
+ private:
+  std::string name_;
+  std::vector<std::string>& order_;
+};
+
+TEST_F(TrainLoopTest, HooksRunByPriorityThenInRegistrationOrder) {
+  RunnerOptions o = options_for(dir_);
+  o.max_epochs = 0;
+  Bare b(o, 48);
+  std::vector<std::string> order;
+  b.loop.add_hook(std::make_shared<NamedHook>("low", order), HookPriority::kLow);
+  b.loop.add_hook(std::make_shared<NamedHook>("normal-1", order), HookPriority::kNormal);
+  b.loop.add_hook(std::make_shared<NamedHook>("highest", order), HookPriority::kHighest);
+  b.loop.add_hook(std::make_shared<NamedHook>("normal-2", order), HookPriority::kNormal);
+  b.loop.run();
+  EXPECT_EQ(order, (std::vector<std::string>{"highest", "normal-1", "normal-2", "low"}));
+}
+
+// A guard that vetoes every update after seeing the loss (as a non-finite-loss guard would).
+class SkipEveryUpdate : public Hook {
+ public:
+  int skipped = 0;
+  void after_train_forward(LoopContext& /*loop*/, TrainIter& iter) override {
+    iter.skip = true;
+    iter.skip_reason = "test";
+  }
+  void after_train_iter(LoopContext& /*loop*/, TrainIter& iter) override {
+    EXPECT_FALSE(iter.update.stepped);
+    ++skipped;
+  }
+};
+
+TEST_F(TrainLoopTest, AnAfterForwardHookCanSkipTheUpdate) {
+  Bare b(options_for(dir_), 48);
+  std::vector<at::Tensor> before;
+  for (const at::Tensor& p : b.model->parameters()) before.push_back(p.detach().clone());
+  auto guard = std::make_shared<SkipEveryUpdate>();
+  b.loop.add_hook(guard);
+  b.loop.run();
+  EXPECT_EQ(guard->skipped, 6);
+  const auto after = b.model->parameters();
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    EXPECT_TRUE(at::equal(before[i], after[i])) << "parameter " << i << " was updated";
+    EXPECT_FALSE(after[i].grad().defined() && after[i].grad().abs().sum().item<double>() != 0)
+        << "parameter " << i << " kept a gradient";
+  }
+}
+
+// Requests a stop after global iteration `at`, counting what runs afterwards.
+class StopAt : public Hook {
+ public:
+  explicit StopAt(std::int64_t at) : at_(at) {}
+  std::int64_t iterations = 0;
+  int epochs_ended = 0;
+  bool after_train_called = false;
+  void after_train_iter(LoopContext& loop, TrainIter& /*iter*/) override {
+    ++iterations;
+    if (loop.progress().global_iter == at_) loop.request_stop("test stop");
+  }
+  void after_train_epoch(LoopContext& /*loop*/) override { ++epochs_ended; }
+  void after_train(LoopContext& loop) override {
+    after_train_called = true;
+    EXPECT_EQ(loop.stop_reason().value_or(""), "test stop");
+  }
+
+ private:
+  std::int64_t at_;
+};
+
+TEST_F(TrainLoopTest, AStopRequestEndsTrainingAfterTheCurrentIteration) {
+  Bare b(options_for(dir_), 48);
+  auto stop = std::make_shared<StopAt>(4);  // the second iteration of epoch 1
+  b.loop.add_hook(stop);
+  b.loop.run();
+  EXPECT_EQ(stop->iterations, 5);
+  EXPECT_EQ(stop->epochs_ended, 1);  // the unfinished epoch is not reported as done
+  EXPECT_TRUE(stop->after_train_called);
+  EXPECT_EQ(b.loop.progress().global_iter, 5);
+  EXPECT_EQ(b.loop.progress().epochs_completed, 1);
+}
+
+// Notes SIGTERM (as a signal handler would) during iteration `at`; records on_signal calls.
+class SignalDuring : public Hook {
+ public:
+  SignalDuring(PendingSignal& pending, std::int64_t at) : pending_(pending), at_(at) {}
+  std::vector<std::pair<int, std::int64_t>> received;  // (signal, iterations completed)
+  void after_train_forward(LoopContext& loop, TrainIter& /*iter*/) override {
+    if (loop.progress().global_iter == at_) pending_.notify(SIGTERM);
+  }
+  void on_signal(LoopContext& loop, int signal) override {
+    received.emplace_back(signal, loop.progress().global_iter);
+  }
+
+ private:
+  PendingSignal& pending_;
+  std::int64_t at_;
+};
+
+TEST_F(TrainLoopTest, APendingSignalReachesOnSignalOnceAtTheNextIterationBoundary) {
+  Bare b(options_for(dir_), 48);
+  PendingSignal pending;
+  b.loop.set_pending_signal(&pending);
+  auto hook = std::make_shared<SignalDuring>(pending, 2);
+  b.loop.add_hook(hook);
+  b.loop.run();
+  ASSERT_EQ(hook->received.size(), 1u);
+  EXPECT_EQ(hook->received[0].first, SIGTERM);
+  EXPECT_EQ(hook->received[0].second, 3);  // iteration 2 finished, iteration 3 not started
+  EXPECT_EQ(pending.take(), 0);
+}
+
+}  // namespace
+}  // namespace ddp3d::engine

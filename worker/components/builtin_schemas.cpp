@@ -1,0 +1,19 @@
+#include <mutex>
+
+#include "worker/components/builtin_components.h"
+#include "worker/config/component_schemas.h"
+#include "worker/engine/toy/toy_schemas.h"
+#include "worker/models/pointpillars_fields.h"
+
+namespace ddp3d::components {
+
+void register_builtin_schemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    config::ComponentSchemas& schemas = config::component_schemas();
+    models::register_pointpillars_schemas(schemas);
+    engine::register_toy_schemas(schemas);
+  });
+}
+
+}  // namespace ddp3d::components

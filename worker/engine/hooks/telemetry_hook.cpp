@@ -1,0 +1,16 @@
+#include "worker/engine/hooks/telemetry_hook.h"
+
+namespace ddp3d::engine {
+
+void TelemetryHook::after_train_iter(LoopContext& loop, TrainIter& iter) {
+  StepRecord step;
+  step.epoch = loop.progress().epoch + 1;
+  step.samples = iter.batch != nullptr ? iter.batch->size : 0;
+  step.step_seconds = iter.iter_seconds;
+  step.lr = iter.lr;
+  step.allreduce_seconds = iter.update.allreduce_wait_s;
+  telemetry_.on_step(step);
+  if (iter.window_mean_loss) telemetry_.on_loss(*iter.window_mean_loss);
+}
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,118 @@
+// The optimizer wrapper (mmengine's OptimWrapper + AmpOptimWrapper): everything between a loss
+// and a parameter update. It owns the optimizer, the fp16 dynamic loss scaler and gradient
+// accumulation; per iteration it scales the loss, runs backward (under DDP's no_sync inside an
+// accumulation group, synchronised on the group's last iteration), and on that last iteration
+// unscales, checks for inf/NaN (fp16), clips, steps and zeroes the gradients.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "worker/engine/autocast_scope.h"
+#include "worker/engine/grad_accumulation.h"
+#include "worker/engine/loss_scaler.h"
+#include "worker/engine/runner_options.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace ddp3d::dist {
+class DistributedDataParallel;
+}
+
+namespace ddp3d::engine {
+
+class Model;
+
+// AdamW, Adam or SGD over the model's parameters. Throws std::invalid_argument naming
+// optim_wrapper.optimizer.type for another type.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, Model& model);
+
+struct OptimWrapperOptions {
+  OptimizerSpec optimizer;
+  Precision precision = Precision::kFp32;
+  LossScalerOptions loss_scaler;  // used with kFp16 only
+  std::int64_t accumulative_counts = 1;
+  std::int64_t max_iters = 1;           // iterations of the whole training
+  std::optional<double> clip_max_norm;  // null: no clipping
+  double clip_norm_type = 2.0;
+};
+
+// What one call of update_params did.
+struct UpdateResult {
+  // The iteration ended an accumulation group: gradients were synchronised, the step applied
+  // (or skipped, see below) and the gradients zeroed.
+  bool update_iter = false;
+  bool stepped = false;  // optimizer.step() ran
+  // fp16: the gradients held inf/NaN, so the step was skipped and the loss scale backed off.
+  bool nonfinite_grads = false;
+  double loss_scale = 0;  // fp16: the scale after this update; 0 otherwise
+  // DDP: time this iteration blocked on gradient all-reduces after its backward finished; null
+  // when it did not synchronise (one process, or inside an accumulation group).
+  std::optional<double> allreduce_wait_s;
+};
+
+class OptimWrapper {
+ public:
+  // The model must outlive the wrapper. Throws std::invalid_argument for a bad optimizer type,
+  // accumulative_counts < 1 or a bad loss scaler.
+  OptimWrapper(Model& model, const OptimWrapperOptions& options);
+  ~OptimWrapper();
+  OptimWrapper(const OptimWrapper&) = delete;
+  OptimWrapper& operator=(const OptimWrapper&) = delete;
+
+  // Gradient synchronisation through `ddp` (not owned); null: one process.
+  void set_ddp(dist::DistributedDataParallel* ddp) { ddp_ = ddp; }
+
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  const OptimWrapperOptions& options() const { return options_; }
+
+  // Run the forward pass inside this (autocast for AmpOptimWrapper; nothing for fp32).
+  AutocastScope autocast(c10::DeviceType device) const {
+    return AutocastScope(options_.precision, device);
+  }
+
+  // The configured lr and momentum (SGD momentum / Adam(W) beta1), the schedules' base.
+  double base_lr() const { return options_.optimizer.lr; }
+  double base_momentum() const;
+  // Sets every param group's lr, and its momentum when given (unscheduled momentum stays as
+  // configured).
+  void set_lr_momentum(double lr, std::optional<double> momentum);
+  double lr() const { return lr_; }
+  double momentum() const { return momentum_; }
+
+  // True when global iteration `iter` (0-based) ends an accumulation group.
+  bool is_update_iter(std::int64_t iter) const { return accumulation_.is_update_iter(iter); }
+  // Backward of `loss` (the iteration's total loss, undivided and unscaled) for global
+  // iteration `iter`, then, when it ends an accumulation group, the parameter update.
+  UpdateResult update_params(const at::Tensor& loss, std::int64_t iter);
+  // Drops the gradients accumulated so far (an iteration skipped before its backward).
+  void discard_gradients();
+
+  // fp16 scaler state, for checkpoints: scale 0 when fp16 is not used.
+  double loss_scale() const;
+  std::int64_t scale_growth_tracker() const { return scaler_.growth_tracker(); }
+  void load_scaler_state(double scale, std::int64_t growth_tracker) {
+    scaler_.load_state(scale, growth_tracker);
+  }
+
+ private:
+  void backward(const at::Tensor& loss, bool sync, UpdateResult& result);
+  void step(UpdateResult& result);
+
+  Model& model_;
+  OptimWrapperOptions options_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  GradAccumulation accumulation_;
+  DynamicLossScaler scaler_;
+  dist::DistributedDataParallel* ddp_ = nullptr;
+  double lr_;
+  double momentum_;
+};
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,199 @@
+#include "worker/engine/train_loop.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "worker/dist/ddp.h"
+#include "worker/engine/batch_loader.h"
+#include "worker/engine/checkpoint_file.h"
+#include "worker/engine/data_order.h"
+#include "worker/engine/evaluate.h"
+
+namespace ddp3d::engine {
+namespace {
+
+// Calls `point` on every hook, in order.
+template <typename Hooks, typename... Params, typename... Args>
+void call_hooks(const Hooks& hooks, void (Hook::*point)(Params...), Args&... args) {
+  for (const auto& registered : hooks) ((*registered.hook).*point)(args...);
+}
+
+double host_value(const at::Tensor& t) {
+  return t.detach().to(at::kCPU, at::kDouble).item<double>();
+}
+
+// mmengine's log_vars: the total first, then every other term in name order.
+std::vector<std::pair<std::string, double>> log_vars(const LossMap& losses,
+                                                     const at::Tensor& total) {
+  std::vector<std::pair<std::string, double>> vars;
+  vars.emplace_back("loss", host_value(total));
+  for (const auto& [name, value] : losses) {
+    if (name != "loss") vars.emplace_back(name, host_value(value));
+  }
+  return vars;
+}
+
+}  // namespace
+
+TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model,
+                     OptimWrapper& optim, dist::DistributedDataParallel* ddp,
+                     std::shared_ptr<const Dataset> train_data,
+                     std::shared_ptr<const Dataset> val_data, Evaluator* val_evaluator,
+                     std::int64_t iters_per_epoch)
+    : options_(options),
+      ctx_(ctx),
+      model_(model),
+      optim_(optim),
+      ddp_(ddp),
+      train_data_(std::move(train_data)),
+      val_data_(std::move(val_data)),
+      val_evaluator_(val_evaluator) {
+  if (iters_per_epoch < 1) throw std::invalid_argument("TrainLoop: iters_per_epoch must be >= 1");
+  progress_.iters_per_epoch = iters_per_epoch;
+  progress_.max_epochs = options_.max_epochs;
+}
+
+TrainLoop::~TrainLoop() = default;
+
+void TrainLoop::set_start(std::int64_t epochs_completed, std::int64_t global_iter) {
+  progress_.epoch = epochs_completed;
+  progress_.epochs_completed = epochs_completed;
+  progress_.global_iter = global_iter;
+}
+
+void TrainLoop::add_hook(std::shared_ptr<Hook> hook, HookPriority priority) {
+  if (!hook) throw std::invalid_argument("TrainLoop::add_hook: null hook");
+  // After every hook of the same or a higher priority: equal priorities keep their order.
+  const auto at =
+      std::upper_bound(hooks_.begin(), hooks_.end(), priority,
+                       [](HookPriority p, const Registered& r) { return p < r.priority; });
+  hooks_.insert(at, Registered{std::move(hook), priority});
+}
+
+void TrainLoop::request_stop(const std::string& reason) {
+  if (!stop_reason_) stop_reason_ = reason;
+}
+
+void TrainLoop::run() {
+  model_.train();
+  call_hooks(hooks_, &Hook::before_train, *this);
+  while (progress_.epoch < progress_.max_epochs && !stop_reason_) {
+    run_epoch();
+    if (stop_reason_) break;
+    if (validation_due()) validate();
+  }
+  call_hooks(hooks_, &Hook::after_train, *this);
+}
+
+void TrainLoop::run_epoch() {
+  // Epoch-derived global RNG: dropout & co. repeat exactly after a resume at this epoch.
+  torch::manual_seed(data_seed(ctx_.seed, ctx_.rank, progress_.epoch, -1));
+  const std::unique_ptr<BatchLoader> loader = open_train_loader();
+  progress_.iter_in_epoch = 0;
+  call_hooks(hooks_, &Hook::before_train_epoch, *this);
+  for (std::int64_t i = 0; i < progress_.iters_per_epoch && !stop_reason_; ++i) {
+    progress_.iter_in_epoch = i;
+    std::optional<Batch> host_batch = loader->next();
+    if (!host_batch) throw std::logic_error("loader ended early");
+    run_iter(host_batch->to(ctx_.device));
+    take_pending_signal();
+  }
+  if (stop_reason_) return;  // an unfinished epoch is not reported as done
+  progress_.epochs_completed = progress_.epoch + 1;
+  call_hooks(hooks_, &Hook::after_train_epoch, *this);
+  ++progress_.epoch;
+}
+
+std::unique_ptr<BatchLoader> TrainLoop::open_train_loader() const {
+  const LoaderSpec& spec = options_.train_loader;
+  const auto sampler_seed =
+      static_cast<std::uint64_t>(spec.seed.value_or(static_cast<std::int64_t>(ctx_.seed)));
+  const BatchLoaderOptions lo{spec.batch_size, spec.num_workers, 0, spec.drop_last};
+  const std::int64_t epoch = progress_.epoch;
+  return std::make_unique<BatchLoader>(
+      train_data_,
+      epoch_indices(train_data_->size(), ctx_, spec.shuffle, sampler_seed, epoch, spec.drop_last),
+      lo, [seed = ctx_.seed, rank = ctx_.rank, epoch](std::int64_t index) {
+        return data_seed(seed, rank, epoch, index);
+      });
+}
+
+void TrainLoop::run_iter(const Batch& batch) {
+  TrainIter iter;
+  iter.batch = &batch;
+  call_hooks(hooks_, &Hook::before_train_iter, *this, iter);
+  iter.lr = optim_.lr();
+  iter.momentum = optim_.momentum();
+  forward(iter);
+  call_hooks(hooks_, &Hook::after_train_forward, *this, iter);
+  update(iter);
+  iter.log_vars = log_vars(iter.losses, iter.total_loss);
+  call_hooks(hooks_, &Hook::after_train_iter, *this, iter);
+  ++progress_.global_iter;
+}
+
+void TrainLoop::forward(TrainIter& iter) {
+  if (ddp_ != nullptr) ddp_->prepare_forward();
+  {
+    const AutocastScope autocast = optim_.autocast(ctx_.device.type());
+    iter.losses = model_.forward_train(*iter.batch);
+  }
+  iter.total_loss = total_loss(iter.losses);
+}
+
+void TrainLoop::update(TrainIter& iter) {
+  if (iter.skip) {
+    optim_.discard_gradients();
+    return;
+  }
+  iter.update = optim_.update_params(iter.total_loss, progress_.global_iter);
+}
+
+void TrainLoop::take_pending_signal() {
+  if (pending_signal_ == nullptr) return;
+  const int signal = pending_signal_->take();
+  if (signal != 0) call_hooks(hooks_, &Hook::on_signal, *this, signal);
+}
+
+bool TrainLoop::validation_due() const {
+  if (!val_data_ || val_evaluator_ == nullptr || !options_.val_loader) return false;
+  const std::int64_t done = progress_.epochs_completed;
+  const bool last = done == progress_.max_epochs;
+  return done >= options_.val_begin && (done % options_.val_interval == 0 || last);
+}
+
+void TrainLoop::validate() {
+  if (!options_.val_loader || !val_data_ || val_evaluator_ == nullptr) return;
+  call_hooks(hooks_, &Hook::before_val, *this);
+  // Every rank evaluates rank 0's buffers (BatchNorm statistics), the ones the checkpoint
+  // holds, as PyTorch's DDP forward does in eval mode: otherwise each rank's shard is scored
+  // with its own statistics and `ddp3d test` on the checkpoint gives other numbers.
+  if (ddp_ != nullptr) ddp_->prepare_forward();
+  ValResult result;
+  result.metrics = evaluate(model_, *val_data_, *options_.val_loader, *val_evaluator_, ctx_);
+  result.iters = eval_iters(val_data_->size(), ctx_, options_.val_loader->batch_size);
+  call_hooks(hooks_, &Hook::after_val, *this, result);
+}
+
+void TrainLoop::save_checkpoint(const std::filesystem::path& path) {
+  TrainingState state;
+  state.epoch = progress_.epochs_completed;
+  state.iter = progress_.global_iter;
+  state.loss_scale = optim_.loss_scale();
+  state.scale_growth_tracker = optim_.scale_growth_tracker();
+  state.seed = static_cast<std::int64_t>(ctx_.seed);
+  state.world_size = ctx_.world_size;
+  state.torch_rng_state = at::detail::getDefaultCPUGenerator().get_state();
+  call_hooks(hooks_, &Hook::before_save_checkpoint, *this, state);
+  const bool writer = ctx_.rank == 0;
+  if (writer) write_checkpoint_file(path, serialize_checkpoint(model_, optim_.optimizer(), state));
+  const SavedCheckpoint saved{path, writer};
+  call_hooks(hooks_, &Hook::after_save_checkpoint, *this, saved);
+}
+
+}  // namespace ddp3d::engine

@@ -1,0 +1,90 @@
+// The epoch-based train loop (mmengine's EpochBasedTrainLoop): a short sequence of named steps
+// with hook points between them (hook.h). Per epoch: seed the epoch's RNG, open the loader,
+// run its iterations (fetch → before_train_iter → forward → after_train_forward → update →
+// after_train_iter → take a pending signal), after_train_epoch; then validate when due. What
+// happens around the steps — logging, metrics, checkpoints, timing, scheduling — is in hooks.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/engine/dataset.h"
+#include "worker/engine/evaluator.h"
+#include "worker/engine/hook.h"
+#include "worker/engine/model.h"
+#include "worker/engine/optim_wrapper.h"
+#include "worker/engine/pending_signal.h"
+#include "worker/engine/run_context.h"
+#include "worker/engine/runner_options.h"
+
+namespace ddp3d::dist {
+class DistributedDataParallel;
+}
+
+namespace ddp3d::engine {
+
+class BatchLoader;
+
+class TrainLoop final : public LoopContext {
+ public:
+  // Reads max_epochs, val_begin, val_interval and the loaders from `options`. `ddp` (may be
+  // null: one process), `val_data` and `val_evaluator` (null: no validation) are not owned;
+  // everything must outlive the loop.
+  TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model, OptimWrapper& optim,
+            dist::DistributedDataParallel* ddp, std::shared_ptr<const Dataset> train_data,
+            std::shared_ptr<const Dataset> val_data, Evaluator* val_evaluator,
+            std::int64_t iters_per_epoch);
+  ~TrainLoop();
+  TrainLoop(const TrainLoop&) = delete;
+  TrainLoop& operator=(const TrainLoop&) = delete;
+
+  // Where a resumed run continues: epochs and iterations already completed.
+  void set_start(std::int64_t epochs_completed, std::int64_t global_iter);
+  void add_hook(std::shared_ptr<Hook> hook, HookPriority priority = HookPriority::kNormal);
+  // Polled at every iteration boundary; a signal found there goes to the hooks' on_signal.
+  void set_pending_signal(PendingSignal* pending) { pending_signal_ = pending; }
+
+  // Trains from the start epoch to max_epochs, or until a hook requests a stop.
+  void run();
+
+  // LoopContext
+  const LoopProgress& progress() const override { return progress_; }
+  const RunContext& run_context() const override { return ctx_; }
+  void request_stop(const std::string& reason) override;
+  std::optional<std::string> stop_reason() const override { return stop_reason_; }
+  void save_checkpoint(const std::filesystem::path& path) override;
+
+ private:
+  void run_epoch();
+  std::unique_ptr<BatchLoader> open_train_loader() const;
+  void run_iter(const Batch& batch);
+  void forward(TrainIter& iter);
+  void update(TrainIter& iter);
+  void take_pending_signal();
+  bool validation_due() const;
+  void validate();
+
+  struct Registered {
+    std::shared_ptr<Hook> hook;
+    HookPriority priority;
+  };
+
+  RunnerOptions options_;
+  RunContext ctx_;
+  Model& model_;
+  OptimWrapper& optim_;
+  dist::DistributedDataParallel* ddp_;
+  std::shared_ptr<const Dataset> train_data_;
+  std::shared_ptr<const Dataset> val_data_;
+  Evaluator* val_evaluator_;
+  std::vector<Registered> hooks_;  // priority order
+  PendingSignal* pending_signal_ = nullptr;
+  LoopProgress progress_;
+  std::optional<std::string> stop_reason_;
+};
+
+}  // namespace ddp3d::engine
