@@ -4,6 +4,7 @@
 // bookkeeping.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/optim/optimizer.h>
 #include <unistd.h>
 
 #include <chrono>
