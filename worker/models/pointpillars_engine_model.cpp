@@ -117,9 +117,8 @@ void register_models(engine::Registry<engine::Model>& registry) {
     check_voxel_layer(model.node("data_preprocessor.voxel_layer"),
                       options.data_preprocessor.voxel_layer);
     const config::Config backbone = model.node("backbone");
-    return std::make_shared<PointPillarsModel>(std::move(options), [backbone] {
-      return backbone_registry().build(backbone);
-    });
+    return std::make_shared<PointPillarsModel>(
+        std::move(options), [backbone] { return backbone_registry().build(backbone); });
   });
 }
 

@@ -68,8 +68,10 @@ FieldTable<VoxelLayerOptions> voxel_layer_fields() {
            range6().required().doc("[x_min, y_min, z_min, x_max, y_max, z_max], metres"),
            &O::point_cloud_range)
       .key("voxel_size",
-           S::list(S::number().min(0, true)).length(3).required().doc(
-               "pillar size [x, y, z], metres"),
+           S::list(S::number().min(0, true))
+               .length(3)
+               .required()
+               .doc("pillar size [x, y, z], metres"),
            &O::voxel_size)
       .key("max_voxels",
            S::list(S::integer().min(1))
