@@ -83,6 +83,11 @@ void HeartbeatMonitor::store_answered(Clock::time_point now) {
   store_seen_ = now;
 }
 
+void HeartbeatMonitor::restart(Clock::time_point now) {
+  for (Peer& p : peers_) p.seen = now;
+  store_seen_ = now;
+}
+
 std::optional<LostPeer> HeartbeatMonitor::lost(Clock::time_point now) const {
   if (!watching_) return std::nullopt;
   // A peer leaves only after the group's final barrier: the collectives are over, and once
@@ -99,12 +104,19 @@ std::optional<LostPeer> HeartbeatMonitor::lost(Clock::time_point now) const {
       worst = LostPeer{static_cast<int>(r), p.last.host, p.last.pid, silent, false};
     }
   }
-  if (worst) return worst;
-  // Rank 0 hosts the store: when it is frozen, no read returns, so no peer ever looks stale.
-  // (On rank 0 the store is in-process; a stuck store there shows as silent peers.)
-  if (rank_ == 0) return std::nullopt;
   const auto store_silent =
       std::chrono::duration_cast<std::chrono::milliseconds>(now - store_seen_);
+  // Rank 0 hosts the store: when the silent peer is rank 0 and the store has not answered
+  // for a while either, the store is what went away with it (SIGSTOP, a lost host).
+  if (worst && worst->rank == 0 && rank_ != 0 && store_silent > timeout_ / 2) {
+    worst->store_silent = true;
+    return worst;
+  }
+  if (worst) return worst;
+  // When rank 0 is frozen no read returns, so no peer ever looks stale: the store's silence
+  // is the verdict. (On rank 0 the store is in-process; a stuck store there shows as silent
+  // peers.)
+  if (rank_ == 0) return std::nullopt;
   if (store_silent > timeout_) {
     const Peer& host = peers_[0];
     return LostPeer{0, host.last.host, host.last.pid, store_silent, true};

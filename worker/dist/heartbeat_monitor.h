@@ -15,6 +15,10 @@ struct HeartbeatOptions {
   std::chrono::milliseconds interval{std::chrono::seconds(2)};
   // A peer not seen beating (or the store not answering) for this long is lost; zero: off.
   std::chrono::milliseconds timeout{std::chrono::seconds(20)};
+  // The first round is done before the threads start, once every peer has published (at
+  // most `timeout`): from then on each rank knows every peer's host and pid. The process
+  // group sets it (its ranks are all there); off for ranks constructed one after another.
+  bool first_round_together = false;
   bool enabled() const { return timeout.count() > 0; }
 };
 
@@ -55,6 +59,8 @@ class HeartbeatMonitor {
   void observe(int peer, const HeartbeatRecord& record, Clock::time_point now);
   // The store answered a request at `now`.
   void store_answered(Clock::time_point now);
+  // Every peer and the store count as seen at `now` (what they published is kept).
+  void restart(Clock::time_point now);
   // Stops judging: this rank is shutting down in order.
   void stop_watching() { watching_ = false; }
 

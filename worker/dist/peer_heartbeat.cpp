@@ -166,6 +166,20 @@ PeerHeartbeat::PeerHeartbeat(c10::intrusive_ptr<c10d::Store> store, int rank, in
   for (int r = 0; r < world_size; ++r) {
     if (r != rank) state_->peer_keys.push_back(heartbeat_key(r));
   }
+  State& s = *state_;
+  if (options.first_round_together) {
+    try {
+      s.store->set(heartbeat_key(rank),
+                   bytes(encode_heartbeat({0, false, s.host, static_cast<long long>(::getpid())})));
+      s.store->wait(s.peer_keys, options.timeout);
+      s.beat_once(0);  // no thread runs yet
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      log::debug("heartbeat: first round: " + what.substr(0, what.find('\n')));
+    }
+    std::lock_guard lock(s.mutex);
+    s.monitor.restart(Clock::now());  // silence counts from here, not from before the wait
+  }
   // The threads share ownership: a beater stuck in a request to a frozen store may be
   // detached at shutdown and must not outlive what it uses.
   std::thread([s = state_] { s->beat_loop(); }).detach();

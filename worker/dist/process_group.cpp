@@ -221,8 +221,10 @@ std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
     // A connection of its own, whose requests time out like a heartbeat does.
     auto store = impl->store->clone();
     store->setTimeout(options.heartbeat.timeout);
-    impl->heartbeat = std::make_unique<PeerHeartbeat>(store, env.rank, env.world_size,
-                                                      options.heartbeat, endpoint(env));
+    HeartbeatOptions heartbeat = options.heartbeat;
+    heartbeat.first_round_together = true;
+    impl->heartbeat =
+        std::make_unique<PeerHeartbeat>(store, env.rank, env.world_size, heartbeat, endpoint(env));
   }
   if (options.backend == BackendKind::kNccl) {
 #ifdef DDP3D_WITH_CUDA

@@ -83,6 +83,33 @@ TEST(HeartbeatMonitor, ASilentStoreIsRankZeroLostOnOtherRanksOnly) {
   EXPECT_FALSE(on_zero.lost(t0 + milliseconds(2100)));  // its own store: not judged
 }
 
+TEST(HeartbeatMonitor, RankZeroAndTheStoreSilentTogetherIsTheStoreThatWentAway) {
+  // SIGSTOP on rank 0: its last beat and the store's last answer are about one interval
+  // apart, and rank 0 goes silent past the timeout first. The verdict names the store.
+  HeartbeatMonitor m(1, 2, milliseconds(1000), t0);
+  m.observe(0, beat(5, "master"), t0 + milliseconds(100));
+  m.store_answered(t0 + milliseconds(400));
+  const auto lost = m.lost(t0 + milliseconds(1150));
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->rank, 0);
+  EXPECT_TRUE(lost->store_silent);
+  // A store that still answers while rank 0's counter stands still: rank 0 itself is stuck.
+  m.store_answered(t0 + milliseconds(1100));
+  const auto stuck = m.lost(t0 + milliseconds(1150));
+  ASSERT_TRUE(stuck);
+  EXPECT_FALSE(stuck->store_silent);
+}
+
+TEST(HeartbeatMonitor, RestartCountsSilenceFromThen) {
+  HeartbeatMonitor m(1, 3, milliseconds(1000), t0);
+  m.observe(2, beat(1, "b"), t0);
+  m.restart(t0 + milliseconds(5000));
+  EXPECT_FALSE(m.lost(t0 + milliseconds(5900)));
+  const auto lost = m.lost(t0 + milliseconds(6100));
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->silent, milliseconds(1100));
+}
+
 TEST(HeartbeatMonitor, NothingIsLostOnceAPeerLeftOrThisRankStopsWatching) {
   HeartbeatMonitor m(0, 3, milliseconds(1000), t0);
   m.observe(1, HeartbeatRecord{0, true, "a", 1}, t0 + milliseconds(10));
