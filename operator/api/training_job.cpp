@@ -197,6 +197,7 @@ void parse_run_policy(const value& v, std::vector<FieldError>* errors, RunPolicy
   r.optional_int64("ttlSecondsAfterFinished", &rp->ttl_seconds_after_finished);
   r.boolean("suspend", &rp->suspend);
   r.integer("disruptionLimit", &rp->disruption_limit);
+  r.boolean("autoResume", &rp->auto_resume);
 }
 
 void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec* spec) {

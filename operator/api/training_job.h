@@ -62,6 +62,9 @@ struct RunPolicy {
   // Gang restarts caused by disruptions (a pod deleted from outside, evicted, preempted, or
   // lost with its node) allowed before the job fails; they do not count against backoffLimit.
   int disruption_limit = kDefaultDisruptionLimit;
+  // The operator's command adds `--resume auto` (unless spec.args has a --resume): a new
+  // attempt continues from the newest checkpoint, one saved on SIGTERM included.
+  bool auto_resume = true;
 };
 
 struct TrainingJobSpec {

@@ -12,6 +12,10 @@ using web::json::value;
 
 namespace {
 
+// Pods' terminationGracePeriodSeconds unless the template sets it: above the launcher's 30 s
+// grace for its ranks' checkpoint on SIGTERM.
+constexpr int kCheckpointGracePeriodSeconds = 60;
+
 // Returns obj[key] as an object, creating it (or replacing a non-object) first.
 value& object_field(value& obj, const char* key) {
   if (!obj.has_field(key) || !obj.at(key).is_object()) obj[key] = value::object();
@@ -222,8 +226,19 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
     args[0] = value::string(s.config);
     args[1] = value::string(std::to_string(s.gpus_per_node));
     for (size_t i = 0; i < s.args.size(); ++i) args[i + 2] = value::string(s.args[i]);
+    const bool has_resume = std::any_of(s.args.begin(), s.args.end(), [](const std::string& a) {
+      return a == "--resume" || a.rfind("--resume=", 0) == 0;
+    });
+    if (s.run_policy.auto_resume && !has_resume) {
+      args[args.size()] = value::string("--resume");
+      args[args.size()] = value::string("auto");
+    }
     c["args"] = args;
   }
+  // Time for the ranks to agree on an iteration and write a checkpoint on SIGTERM (the
+  // launcher's own grace is 30 s) before the kubelet's SIGKILL; a template may set its own.
+  if (!spec.has_field("terminationGracePeriodSeconds"))
+    spec["terminationGracePeriodSeconds"] = value::number(kCheckpointGracePeriodSeconds);
   // Contract variables come first so user variables may reference them as $(MASTER_ADDR).
   value env = value::array();
   size_t n = 0;

@@ -22,6 +22,10 @@ std::string disruption_of(const ObservedPod& pod) {
   for (std::string_view r : kReasons) {
     if (pod.pod_reason == r) return "stopped by its node (" + pod.pod_reason + ")";
   }
+  // Its ranks checkpointed and stopped on a SIGTERM (this pod's, or a peer's: the ranks stop
+  // together): preempted, resumable.
+  if (pod.exit_code && *pod.exit_code == exit_code::kPreempted)
+    return "stopped after a checkpoint on SIGTERM (exit code 201)";
   // A pod that failed on its own and was deleted afterwards is a failure, not a disruption.
   if (pod.deleting && pod.phase != "Failed") return "deleted from outside the operator";
   return "";

@@ -128,7 +128,8 @@ class ReconcileTest(OperatorSuite):
             self.assertEqual(c["resources"]["limits"]["nvidia.com/gpu"], "2")
             self.assertEqual(c["command"], ["bash", "tools/dist_train.sh"])
             self.assertEqual(c["args"], [job["spec"]["config"], "2", "--work-dir",
-                                         "/data/work_dirs/contract"])
+                                         "/data/work_dirs/contract", "--resume", "auto"])
+            self.assertEqual(spec["terminationGracePeriodSeconds"], 60)
             env = [(e["name"], e["value"]) for e in c["env"]]
             self.assertEqual(env, [
                 ("NNODES", "3"), ("NODE_RANK", str(rank)), ("MASTER_ADDR", master),

@@ -93,6 +93,8 @@ TEST(ShippedConfigs, ThreeClassConfigHasPerClassAnchorsAndAssigners) {
   EXPECT_EQ(cfg.get<std::vector<std::string>>("train_dataloader.dataset.dataset.metainfo.classes"),
             (std::vector<std::string>{"Pedestrian", "Cyclist", "Car"}));
   EXPECT_EQ(cfg.get<int>("train_cfg.val_interval"), 2);
+  EXPECT_EQ(cfg.get<int>("default_hooks.checkpoint.interval"), 1);
+  EXPECT_EQ(cfg.get<int>("default_hooks.checkpoint.max_keep_ckpts"), 3);
 }
 
 TEST(ShippedConfigs, DemoConfigIsSmallAndConsistent) {

@@ -89,9 +89,32 @@ TEST(DesiredPod, IdentityLabelsOwnerAndDns) {
   EXPECT_EQ(c.at("name").as_string(), "worker");
   EXPECT_EQ(c.at("image").as_string(), "ddp3d/worker:1");
   EXPECT_EQ(strings(c.at("command")), (std::vector<std::string>{"bash", "tools/dist_train.sh"}));
-  EXPECT_EQ(strings(c.at("args")), (std::vector<std::string>{"configs/pointpillars/pp.yaml", "8",
-                                                             "--work-dir", "/data/work"}));
+  EXPECT_EQ(strings(c.at("args")),
+            (std::vector<std::string>{"configs/pointpillars/pp.yaml", "8", "--work-dir",
+                                      "/data/work", "--resume", "auto"}));
   EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "8");
+  // Room for the checkpoint on SIGTERM (the launcher gives its ranks 30 s).
+  EXPECT_EQ(spec.at("terminationGracePeriodSeconds").as_integer(), 60);
+}
+
+TEST(DesiredPod, ResumeAutoIsOptOutAndAnExplicitResumeWins) {
+  value v = job_json("pp", 1, 0);
+  v["spec"]["runPolicy"] = value::parse(R"({"autoResume": false})");
+  const value off = desired_pod(api::parse_training_job(v).job, 0, 0);
+  const auto off_args = strings(off.at("spec").at("containers").at(0).at("args"));
+  EXPECT_EQ(std::count(off_args.begin(), off_args.end(), "--resume"), 0);
+  v = job_json("pp", 1, 0);
+  v["spec"]["args"] = value::parse(R"(["--resume=/ckpt/epoch_3.pth"])");
+  const value own = desired_pod(api::parse_training_job(v).job, 0, 0);
+  EXPECT_EQ(strings(own.at("spec").at("containers").at(0).at("args")).back(),
+            "--resume=/ckpt/epoch_3.pth");
+}
+
+TEST(DesiredPod, TemplateGracePeriodIsKept) {
+  value v = job_json("pp", 1, 0);
+  v["spec"]["template"] = value::parse(R"({"spec": {"terminationGracePeriodSeconds": 300}})");
+  const value pod = desired_pod(api::parse_training_job(v).job, 0, 0);
+  EXPECT_EQ(pod.at("spec").at("terminationGracePeriodSeconds").as_integer(), 300);
 }
 
 TEST(DesiredPod, NoGpuLimitForCpuJobs) {

@@ -45,6 +45,10 @@ TEST(DisruptionOf, OnlyWhatTheProgramDidNotCause) {
   EXPECT_EQ(disruption_of(pod("Running")), "");
   EXPECT_EQ(disruption_of(pod("Failed", 1)), "");
   EXPECT_EQ(disruption_of(pod("Failed", 137)), "") << "an OOM kill is the job's failure";
+  // Checkpointed on SIGTERM (its own or a peer's): preempted, resumable; not a failure.
+  EXPECT_EQ(disruption_of(pod("Failed", 201)),
+            "stopped after a checkpoint on SIGTERM (exit code 201)");
+  EXPECT_EQ(disruption_of(pod("Failed", 143)), "") << "killed by SIGTERM without a checkpoint";
   EXPECT_EQ(disruption_of(pod("Unknown")), "lost with its node (phase Unknown)");
   auto deleted = pod("Running");
   deleted.deleting = true;
