@@ -10,4 +10,9 @@ namespace ddp3d::exit_code {
 // so that restartPolicy ExitCode treats it as retryable; no Linux signal is 200 - 128.
 inline constexpr int kPeerLost = 200;
 
+// Training stopped on SIGTERM (a pod's termination, a drain, a preemption) after every rank
+// agreed on one iteration and its checkpoint was written: `--resume auto` continues it at the
+// same sample. The operator starts a new attempt without spending backoffLimit.
+inline constexpr int kPreempted = 201;
+
 }  // namespace ddp3d::exit_code

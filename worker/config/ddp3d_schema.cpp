@@ -273,6 +273,17 @@ S default_hooks() {
                             S::integer().def(-1).doc("keep the newest N; -1: keep all")},
                            {"save_last", S::boolean().def(true)}})},
                     {"sampler_seed", hook("DistSamplerSeedHook", {})},
+                    {"check_invalid_loss",
+                     hook("CheckInvalidLossHook",
+                          {{"on_invalid", S::string()
+                                              .one_of({"stop", "skip"})
+                                              .def("stop")
+                                              .doc("a non-finite loss on any rank: stop every "
+                                                   "rank with an error naming it, or skip the "
+                                                   "iteration on every rank")},
+                           {"max_skips", S::integer().min(0).def(100).doc(
+                                             "on_invalid: skip stops once more iterations "
+                                             "than this were skipped in the run")}})},
                 })
       .def_empty_map()
       .doc("the runner's standard hooks");

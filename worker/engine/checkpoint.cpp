@@ -28,6 +28,11 @@ std::string serialize_checkpoint(Model& model, torch::optim::Optimizer& optimize
   root.write("seed", c10::IValue(state.seed));
   root.write("world_size", c10::IValue(state.world_size));
   if (state.torch_rng_state.defined()) root.write("torch_rng_state", state.torch_rng_state);
+  if (!state.rank_rng_states.empty()) {
+    c10::List<std::string> states;
+    for (const std::string& s : state.rank_rng_states) states.push_back(s);
+    root.write("rank_rng_states", c10::IValue(states));
+  }
   std::ostringstream out;
   root.save_to(out);
   return out.str();
@@ -81,6 +86,12 @@ void deserialize_checkpoint(const std::string& payload, const std::string& origi
       state->world_size = v.toInt();
       at::Tensor rng;
       if (root.try_read("torch_rng_state", rng)) state->torch_rng_state = rng;
+      state->rank_rng_states.clear();
+      c10::IValue states;
+      if (root.try_read("rank_rng_states", states)) {
+        for (const c10::IValue& s : states.toListRef())
+          state->rank_rng_states.push_back(s.toStringRef());
+      }
     }
   } catch (const c10::Error& e) {
     throw std::runtime_error("checkpoint " + origin +
@@ -89,8 +100,9 @@ void deserialize_checkpoint(const std::string& payload, const std::string& origi
 }
 
 std::filesystem::path find_resume_checkpoint(const std::filesystem::path& work_dir,
-                                             std::vector<std::string>* warnings) {
-  for (const std::filesystem::path& candidate : list_checkpoints(work_dir)) {
+                                             std::vector<std::string>* warnings,
+                                             std::int64_t iters_per_epoch) {
+  for (const std::filesystem::path& candidate : list_checkpoints(work_dir, iters_per_epoch)) {
     try {
       read_checkpoint_file(candidate);
       return candidate;

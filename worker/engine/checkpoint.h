@@ -26,6 +26,8 @@ struct TrainingState {
   std::int64_t seed = 0;        // randomness.seed the run used (data RNG streams derive from it)
   std::int64_t world_size = 1;  // informational: a resumed run may use another world size
   at::Tensor torch_rng_state;   // rank 0's CPU generator state (undefined: not saved)
+  // Every rank's CPU generator state in rank order (empty: not saved; older checkpoints).
+  std::vector<std::string> rank_rng_states;
 };
 
 // Serialises model, optimizer and state into checkpoint payload bytes.
@@ -41,6 +43,7 @@ void deserialize_checkpoint(const std::string& payload, const std::string& origi
 // verifies. Corrupt ones are skipped; each skip is reported in `warnings` (naming the file and
 // the reason). Returns an empty path when there is none.
 std::filesystem::path find_resume_checkpoint(const std::filesystem::path& work_dir,
-                                             std::vector<std::string>* warnings);
+                                             std::vector<std::string>* warnings,
+                                             std::int64_t iters_per_epoch = 0);
 
 }  // namespace ddp3d::engine

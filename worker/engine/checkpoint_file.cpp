@@ -119,7 +119,7 @@ std::string read_checkpoint_file(const fs::path& path) {
   return payload;
 }
 
-std::vector<fs::path> list_checkpoints(const fs::path& dir) {
+std::vector<fs::path> list_checkpoints(const fs::path& dir, std::int64_t iters_per_epoch) {
   std::vector<Entry> entries;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -129,7 +129,14 @@ std::vector<fs::path> list_checkpoints(const fs::path& dir) {
       entries.push_back({e.path(), parsed->first, parsed->second});
     }
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+  // Progress in iterations, saturating (a huge epoch counter must not wrap).
+  const auto progress = [iters_per_epoch](const Entry& e) -> long double {
+    return e.kind == 0
+               ? static_cast<long double>(e.number) * static_cast<long double>(iters_per_epoch)
+               : static_cast<long double>(e.number);
+  };
+  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    if (iters_per_epoch > 0 && progress(a) != progress(b)) return progress(a) > progress(b);
     return a.kind != b.kind ? a.kind < b.kind : a.number > b.number;
   });
   std::vector<fs::path> out;
@@ -137,10 +144,11 @@ std::vector<fs::path> list_checkpoints(const fs::path& dir) {
   return out;
 }
 
-std::vector<fs::path> remove_old_checkpoints(const fs::path& dir, int keep) {
+std::vector<fs::path> remove_old_checkpoints(const fs::path& dir, int keep,
+                                             std::int64_t iters_per_epoch) {
   std::vector<fs::path> removed;
   if (keep <= 0) return removed;
-  const std::vector<fs::path> all = list_checkpoints(dir);
+  const std::vector<fs::path> all = list_checkpoints(dir, iters_per_epoch);
   for (std::size_t i = static_cast<std::size_t>(keep); i < all.size(); ++i) {
     std::error_code ec;
     if (fs::remove(all[i], ec)) removed.push_back(all[i]);

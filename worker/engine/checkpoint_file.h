@@ -39,16 +39,20 @@ inline constexpr std::uint64_t kMaxCheckpointBytes = 16ULL * 1024 * 1024 * 1024;
 // (missing, not a regular file, over kMaxCheckpointBytes, bad magic, truncated, CRC mismatch).
 std::string read_checkpoint_file(const std::filesystem::path& path);
 
-// Checkpoints of a work dir: files "epoch_<N>.pth" / "iter_<N>.pth", newest first (by N, epoch
-// files and iter files each by their own counter; epoch ones first when both exist). Temp
-// files, directories and anything else are ignored, as are names whose counter is not a plain
-// number that fits in 64 bits ("epoch_x.pth", "epoch_99999999999999999999.pth").
-std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& dir);
+// Checkpoints of a work dir: files "epoch_<N>.pth" / "iter_<N>.pth", newest first. With
+// `iters_per_epoch` (> 0), by training progress: epoch_<E> is E * iters_per_epoch iterations,
+// iter_<N> is N (a checkpoint saved on SIGTERM), the epoch one first on a tie; without it,
+// epoch files and iter files each by their own counter, epoch ones first. Temp files,
+// directories and anything else are ignored, as are names whose counter is not a plain number
+// that fits in 64 bits ("epoch_x.pth", "epoch_99999999999999999999.pth").
+std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& dir,
+                                                    std::int64_t iters_per_epoch = 0);
 
 // Deletes the oldest checkpoints so that at most `keep` remain (keep <= 0: keep all).
 // Returns the deleted paths.
 std::vector<std::filesystem::path> remove_old_checkpoints(const std::filesystem::path& dir,
-                                                          int keep);
+                                                          int keep,
+                                                          std::int64_t iters_per_epoch = 0);
 
 // `<dir>/last_checkpoint` holds the path of the newest checkpoint (mmengine's convention);
 // written atomically.

@@ -88,4 +88,17 @@ std::vector<std::string> allgather_bytes(dist::ProcessGroup* pg, const std::stri
   return out;
 }
 
+std::string broadcast_bytes(dist::ProcessGroup* pg, const std::string& bytes) {
+  if (pg == nullptr || pg->size() == 1) return bytes;
+  const std::int64_t size = broadcast_int(pg, static_cast<std::int64_t>(bytes.size()));
+  if (size == 0) return {};
+  at::Tensor buf = at::empty({size}, at::kByte);
+  if (pg->rank() == 0) std::memcpy(buf.data_ptr<std::uint8_t>(), bytes.data(), bytes.size());
+  buf = buf.to(comm_device(*pg));
+  broadcast_(pg, {buf});
+  const at::Tensor cpu = buf.to(at::kCPU).contiguous();
+  return {reinterpret_cast<const char*>(cpu.data_ptr<std::uint8_t>()),
+          static_cast<std::size_t>(size)};
+}
+
 }  // namespace ddp3d::engine

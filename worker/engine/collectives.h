@@ -23,6 +23,8 @@ void broadcast_(dist::ProcessGroup* pg, const std::vector<at::Tensor>& tensors);
 std::vector<double> allreduce_mean(dist::ProcessGroup* pg, const std::vector<double>& values);
 // Rank 0's value on every rank.
 std::int64_t broadcast_int(dist::ProcessGroup* pg, std::int64_t value);
+// Rank 0's `bytes` on every rank (the others' argument is ignored).
+std::string broadcast_bytes(dist::ProcessGroup* pg, const std::string& bytes);
 // Every rank's `bytes`, in rank order, on every rank.
 std::vector<std::string> allgather_bytes(dist::ProcessGroup* pg, const std::string& bytes);
 

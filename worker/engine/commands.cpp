@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "common/exit_codes.h"
 #include "common/log.h"
 #include "worker/config/config.h"
 #include "worker/dist/dist_env.h"
@@ -19,6 +20,7 @@
 #include "worker/engine/runner.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/session.h"
+#include "worker/engine/termination_signals.h"
 #include "worker/engine/worker_metrics.h"
 
 namespace ddp3d::engine {
@@ -82,8 +84,11 @@ int run_train(int argc, char** argv) {
     RunnerOptions options = runner_options_from_config(cfg);
     if (args.resume) options.resume = *args.resume;
     check_component_types(cfg);
-    // An explicit checkpoint that is missing or corrupt fails before the process group too.
-    if (!options.resume.empty() && options.resume != "auto") read_checkpoint_file(options.resume);
+    // An explicit checkpoint that is missing or corrupt fails before the process group too, on
+    // rank 0: only rank 0 reads it (and sends it to the others, collective_resume.h).
+    const bool rank0 = args.launcher != "pytorch" || dist::dist_env_from_environment().rank == 0;
+    if (rank0 && !options.resume.empty() && options.resume != "auto")
+      read_checkpoint_file(options.resume);
 
     // Before the rendezvous: a port that cannot be bound fails this rank at once, not after
     // the others joined.
@@ -111,9 +116,19 @@ int run_train(int argc, char** argv) {
       runner.set_telemetry(&metrics->telemetry());
       metrics->set_ready(true);
     }
-    runner.train();
-    session->log->info("training finished");
+    PendingSignal pending;
+    const TerminationSignals signals(pending);
+    runner.set_pending_signal(&pending);
+    const TrainOutcome outcome = runner.train();
     if (session->pg) session->pg->finish();  // the heartbeat leaves in order
+    if (outcome == TrainOutcome::kPreempted) {
+      session->log->warning(
+          "training stopped on a termination signal after a checkpoint; "
+          "`--resume auto` continues it (exit code " +
+          std::to_string(exit_code::kPreempted) + ")");
+      return exit_code::kPreempted;
+    }
+    session->log->info("training finished");
     return 0;
   });
 }

@@ -8,11 +8,14 @@
 #include "worker/dist/process_group.h"
 #include "worker/engine/checkpoint.h"
 #include "worker/engine/checkpoint_file.h"
+#include "worker/engine/collective_resume.h"
 #include "worker/engine/data_order.h"
 #include "worker/engine/hooks/checkpoint_hook.h"
+#include "worker/engine/hooks/invalid_loss_hook.h"
 #include "worker/engine/hooks/iter_timer_hook.h"
 #include "worker/engine/hooks/logger_hook.h"
 #include "worker/engine/hooks/param_scheduler_hook.h"
+#include "worker/engine/hooks/preemption_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
 #include "worker/engine/optim_wrapper.h"
 #include "worker/engine/param_schedule.h"
@@ -54,23 +57,27 @@ Runner::~Runner() = default;
 
 void Runner::resume() {
   if (options_.resume.empty()) return;
-  std::filesystem::path path;
-  if (options_.resume == "auto") {
-    std::vector<std::string> warnings;
-    path = find_resume_checkpoint(options_.work_dir, &warnings);
-    for (const std::string& w : warnings) log_.warning(w);
-    if (path.empty()) {
-      log_.info("resume auto: no valid checkpoint in " + options_.work_dir.string() +
-                ", starting from scratch");
-      return;
-    }
-  } else {
-    path = options_.resume;
+  std::vector<std::string> warnings;
+  const std::optional<ResumeSource> source = fetch_resume_checkpoint(
+      ctx_.pg, ctx_.rank, options_.resume, options_.work_dir, iters_per_epoch_, &warnings);
+  for (const std::string& w : warnings) log_.warning(w);
+  if (!source) {
+    log_.info("resume auto: no valid checkpoint in " + options_.work_dir.string() +
+              ", starting from scratch");
+    return;
   }
   TrainingState state;
-  // Throws CorruptCheckpoint naming the file for an explicit path.
-  deserialize_checkpoint(read_checkpoint_file(path), path.string(), *model_, &optim_->optimizer(),
-                         &state);
+  std::string fingerprint;
+  try {
+    deserialize_checkpoint(source->payload, source->path.string(), *model_, &optim_->optimizer(),
+                           &state);
+    fingerprint = state_fingerprint(*model_, optim_->optimizer(), state);
+  } catch (const std::exception& e) {
+    fingerprint = std::string("error: ") + e.what();
+  }
+  // Every rank loaded the same bytes; this proves it loaded them into the same state, or
+  // stops every rank with one message.
+  verify_same_state(ctx_.pg, fingerprint, source->path.string());
   if (static_cast<std::uint64_t>(state.seed) != ctx_.seed) {
     log_.warning("the checkpoint was trained with seed " + std::to_string(state.seed) +
                  "; continuing with it (not " + std::to_string(ctx_.seed) + ")");
@@ -79,16 +86,23 @@ void Runner::resume() {
   if (state.loss_scale > 0) optim_->load_scaler_state(state.loss_scale, state.scale_growth_tracker);
   start_epoch_ = state.epoch;
   start_iter_ = state.iter;
+  start_rng_states_ = state.rank_rng_states;
   if (state.world_size != ctx_.world_size) {
     log_.warning("the checkpoint was written at world size " + std::to_string(state.world_size) +
                  ", resuming at " + std::to_string(ctx_.world_size) +
                  ": the data order differs from the original run");
   }
-  log_.info("resumed from " + path.string() + " at epoch " + std::to_string(state.epoch) +
-            ", iteration " + std::to_string(state.iter));
+  const std::int64_t in_epoch = state.iter - state.epoch * iters_per_epoch_;
+  log_.info("resumed from " + source->path.string() + " at epoch " + std::to_string(state.epoch) +
+            ", iteration " + std::to_string(state.iter) +
+            (in_epoch > 0 ? " (" + std::to_string(in_epoch) + " iterations into epoch " +
+                                std::to_string(state.epoch + 1) + ")"
+                          : std::string()) +
+            "; the same state on all " + std::to_string(ctx_.world_size) + " ranks (digest " +
+            fingerprint + ")");
 }
 
-void Runner::train() {
+TrainOutcome Runner::train() {
   resume();
   // DDP after the checkpoint is loaded: loading replaces the parameters' storage (Tensor::set_),
   // and DDP's gradient hooks must be attached to the parameters as they will be trained.
@@ -105,21 +119,33 @@ void Runner::train() {
 
   TrainLoop loop(options_, ctx_, *model_, *optim_, ddp_.get(), train_data_, val_data_,
                  val_evaluator_.get(), iters_per_epoch_);
-  loop.set_start(start_epoch_, start_iter_);
+  loop.set_start(start_epoch_, start_iter_, start_rng_states_);
   // mmengine's default_hooks, at its priorities.
   loop.add_hook(std::make_shared<IterTimerHook>(), HookPriority::kNormal);
+  // Before any other after_train_forward hook sees the losses.
+  loop.add_hook(std::make_shared<InvalidLossHook>(
+                    InvalidLossHookOptions{options_.skip_invalid_loss ? InvalidLossAction::kSkip
+                                                                      : InvalidLossAction::kStop,
+                                           options_.max_invalid_loss_skips},
+                    log_),
+                HookPriority::kVeryHigh);
   loop.add_hook(std::make_shared<ParamSchedulerHook>(*schedule_, *optim_), HookPriority::kLow);
   loop.add_hook(std::make_shared<LoggerHook>(log_, ctx_.pg, options_.log_interval),
                 HookPriority::kBelowNormal);
   if (telemetry_ != nullptr)
     loop.add_hook(std::make_shared<TelemetryHook>(*telemetry_), HookPriority::kLow);
+  preemption_ =
+      std::make_shared<PreemptionHook>(options_.work_dir, options_.accumulative_counts, log_);
+  loop.add_hook(preemption_, HookPriority::kVeryHigh);
   loop.add_hook(std::make_shared<CheckpointHook>(
                     CheckpointHookOptions{options_.work_dir, options_.checkpoint_interval,
                                           options_.max_keep_ckpts},
                     log_),
                 HookPriority::kVeryLow);
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
+  loop.set_pending_signal(pending_signal_);
   loop.run();
+  return preemption_->stopped_by() != 0 ? TrainOutcome::kPreempted : TrainOutcome::kFinished;
 }
 
 }  // namespace ddp3d::engine

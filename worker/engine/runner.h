@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "worker/engine/evaluator.h"
 #include "worker/engine/hook.h"
 #include "worker/engine/model.h"
+#include "worker/engine/pending_signal.h"
 #include "worker/engine/run_context.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/train_log.h"
@@ -27,6 +29,10 @@ namespace ddp3d::engine {
 class OptimWrapper;
 class ParamSchedule;
 
+class PreemptionHook;
+
+enum class TrainOutcome { kFinished, kPreempted };
+
 class Runner {
  public:
   Runner(RunnerOptions options, RunContext ctx, std::shared_ptr<Model> model,
@@ -34,8 +40,12 @@ class Runner {
          std::shared_ptr<Evaluator> val_evaluator, TrainLog& log);
   ~Runner();
 
-  // Resumes when options.resume says so, then trains to max_epochs.
-  void train();
+  // Resumes when options.resume says so, then trains to max_epochs, or until a SIGTERM noted
+  // in the pending signal (set_pending_signal) stops every rank at one iteration with a
+  // checkpoint (kPreempted).
+  TrainOutcome train();
+  // Where the process's signal handler notes SIGTERM/SIGINT (not owned; may be null).
+  void set_pending_signal(PendingSignal* pending) { pending_signal_ = pending; }
 
   std::int64_t start_epoch() const { return start_epoch_; }
 
@@ -66,6 +76,9 @@ class Runner {
   std::int64_t iters_per_epoch_ = 0;
   std::int64_t start_epoch_ = 0;
   std::int64_t start_iter_ = 0;  // iterations completed before this run
+  std::vector<std::string> start_rng_states_;
+  PendingSignal* pending_signal_ = nullptr;
+  std::shared_ptr<PreemptionHook> preemption_;
 };
 
 }  // namespace ddp3d::engine

@@ -100,6 +100,10 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
   o.log_interval = cfg.get_or<std::int64_t>("default_hooks.logger.interval", 50);
   o.checkpoint_interval = cfg.get_or<std::int64_t>("default_hooks.checkpoint.interval", 1);
   o.max_keep_ckpts = cfg.get_or<int>("default_hooks.checkpoint.max_keep_ckpts", -1);
+  o.skip_invalid_loss =
+      cfg.get_or<std::string>("default_hooks.check_invalid_loss.on_invalid", "stop") == "skip";
+  o.max_invalid_loss_skips =
+      cfg.get_or<std::int64_t>("default_hooks.check_invalid_loss.max_skips", 100);
 
   if (cfg.has("randomness.seed")) o.seed = cfg.get<std::int64_t>("randomness.seed");
   o.deterministic = cfg.get_or<bool>("randomness.deterministic", false);

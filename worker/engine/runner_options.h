@@ -63,6 +63,8 @@ struct RunnerOptions {
   std::int64_t log_interval = 50;
   std::int64_t checkpoint_interval = 1;  // epochs; -1: only the last epoch
   int max_keep_ckpts = -1;
+  bool skip_invalid_loss = false;  // check_invalid_loss.on_invalid: skip (else stop)
+  std::int64_t max_invalid_loss_skips = 100;
   // randomness
   std::optional<std::int64_t> seed;
   bool deterministic = false;

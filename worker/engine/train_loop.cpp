@@ -5,12 +5,15 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
 #include "worker/dist/ddp.h"
 #include "worker/engine/batch_loader.h"
 #include "worker/engine/checkpoint_file.h"
+#include "worker/engine/collectives.h"
 #include "worker/engine/data_order.h"
 #include "worker/engine/evaluate.h"
 
@@ -40,6 +43,20 @@ std::vector<std::pair<std::string, double>> log_vars(const LossMap& losses,
 
 }  // namespace
 
+std::string cpu_rng_state() {
+  const at::Tensor t = at::detail::getDefaultCPUGenerator().get_state().contiguous();
+  return {reinterpret_cast<const char*>(t.data_ptr<std::uint8_t>()),
+          static_cast<std::size_t>(t.numel())};
+}
+
+void set_cpu_rng_state(const std::string& bytes) {
+  at::Tensor t = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kByte);
+  std::memcpy(t.data_ptr<std::uint8_t>(), bytes.data(), bytes.size());
+  at::Generator gen = at::detail::getDefaultCPUGenerator();  // a handle on the global one
+  const std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(t);
+}
+
 TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model,
                      OptimWrapper& optim, dist::DistributedDataParallel* ddp,
                      std::shared_ptr<const Dataset> train_data,
@@ -60,10 +77,20 @@ TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model&
 
 TrainLoop::~TrainLoop() = default;
 
-void TrainLoop::set_start(std::int64_t epochs_completed, std::int64_t global_iter) {
+void TrainLoop::set_start(std::int64_t epochs_completed, std::int64_t global_iter,
+                          const std::vector<std::string>& rng_states) {
   progress_.epoch = epochs_completed;
   progress_.epochs_completed = epochs_completed;
   progress_.global_iter = global_iter;
+  const std::int64_t done_in_epoch = global_iter - epochs_completed * progress_.iters_per_epoch;
+  // A checkpoint from another world size has another number of iterations per epoch: its
+  // position inside the epoch is clamped (the runner warns that the data order differs).
+  resume_iter_in_epoch_ = std::clamp<std::int64_t>(done_in_epoch, 0, progress_.iters_per_epoch - 1);
+  const auto rank = static_cast<std::size_t>(ctx_.rank);
+  resume_rng_state_ = resume_iter_in_epoch_ > 0 && rank < rng_states.size() &&
+                              static_cast<int>(rng_states.size()) == ctx_.world_size
+                          ? rng_states[rank]
+                          : std::string();
 }
 
 void TrainLoop::add_hook(std::shared_ptr<Hook> hook, HookPriority priority) {
@@ -93,10 +120,13 @@ void TrainLoop::run() {
 void TrainLoop::run_epoch() {
   // Epoch-derived global RNG: dropout & co. repeat exactly after a resume at this epoch.
   torch::manual_seed(data_seed(ctx_.seed, ctx_.rank, progress_.epoch, -1));
-  const std::unique_ptr<BatchLoader> loader = open_train_loader();
-  progress_.iter_in_epoch = 0;
+  // Resumed inside this epoch: skip the samples already trained on, and take the RNG back.
+  const std::int64_t first = std::exchange(resume_iter_in_epoch_, 0);
+  if (!resume_rng_state_.empty()) set_cpu_rng_state(std::exchange(resume_rng_state_, {}));
+  const std::unique_ptr<BatchLoader> loader = open_train_loader(first);
+  progress_.iter_in_epoch = first;
   call_hooks(hooks_, &Hook::before_train_epoch, *this);
-  for (std::int64_t i = 0; i < progress_.iters_per_epoch && !stop_reason_; ++i) {
+  for (std::int64_t i = first; i < progress_.iters_per_epoch && !stop_reason_; ++i) {
     progress_.iter_in_epoch = i;
     std::optional<Batch> host_batch = loader->next();
     if (!host_batch) throw std::logic_error("loader ended early");
@@ -109,16 +139,21 @@ void TrainLoop::run_epoch() {
   ++progress_.epoch;
 }
 
-std::unique_ptr<BatchLoader> TrainLoop::open_train_loader() const {
+std::unique_ptr<BatchLoader> TrainLoop::open_train_loader(std::int64_t first_iter) const {
   const LoaderSpec& spec = options_.train_loader;
   const auto sampler_seed =
       static_cast<std::uint64_t>(spec.seed.value_or(static_cast<std::int64_t>(ctx_.seed)));
   const BatchLoaderOptions lo{spec.batch_size, spec.num_workers, 0, spec.drop_last};
   const std::int64_t epoch = progress_.epoch;
+  std::vector<std::int64_t> order =
+      epoch_indices(train_data_->size(), ctx_, spec.shuffle, sampler_seed, epoch, spec.drop_last);
+  const auto skip =
+      std::min<std::size_t>(order.size(), static_cast<std::size_t>(first_iter) *
+                                              static_cast<std::size_t>(spec.batch_size));
+  order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(skip));
   return std::make_unique<BatchLoader>(
-      train_data_,
-      epoch_indices(train_data_->size(), ctx_, spec.shuffle, sampler_seed, epoch, spec.drop_last),
-      lo, [seed = ctx_.seed, rank = ctx_.rank, epoch](std::int64_t index) {
+      train_data_, std::move(order), lo,
+      [seed = ctx_.seed, rank = ctx_.rank, epoch](std::int64_t index) {
         return data_seed(seed, rank, epoch, index);
       });
 }
@@ -127,6 +162,8 @@ void TrainLoop::run_iter(const Batch& batch) {
   TrainIter iter;
   iter.batch = &batch;
   call_hooks(hooks_, &Hook::before_train_iter, *this, iter);
+  // A hook stopped training here (a checkpoint on SIGTERM): this iteration is not run.
+  if (stop_reason_) return;
   iter.lr = optim_.lr();
   iter.momentum = optim_.momentum();
   forward(iter);
@@ -189,6 +226,7 @@ void TrainLoop::save_checkpoint(const std::filesystem::path& path) {
   state.seed = static_cast<std::int64_t>(ctx_.seed);
   state.world_size = ctx_.world_size;
   state.torch_rng_state = at::detail::getDefaultCPUGenerator().get_state();
+  state.rank_rng_states = allgather_bytes(ctx_.pg, cpu_rng_state());
   call_hooks(hooks_, &Hook::before_save_checkpoint, *this, state);
   const bool writer = ctx_.rank == 0;
   if (writer) write_checkpoint_file(path, serialize_checkpoint(model_, optim_.optimizer(), state));

@@ -29,6 +29,10 @@ namespace ddp3d::engine {
 
 class BatchLoader;
 
+// This process's CPU generator state as bytes, and back (a checkpoint keeps every rank's).
+std::string cpu_rng_state();
+void set_cpu_rng_state(const std::string& bytes);
+
 class TrainLoop final : public LoopContext {
  public:
   // Reads max_epochs, val_begin, val_interval and the loaders from `options`. `ddp` (may be
@@ -42,8 +46,12 @@ class TrainLoop final : public LoopContext {
   TrainLoop(const TrainLoop&) = delete;
   TrainLoop& operator=(const TrainLoop&) = delete;
 
-  // Where a resumed run continues: epochs and iterations already completed.
-  void set_start(std::int64_t epochs_completed, std::int64_t global_iter);
+  // Where a resumed run continues: epochs and iterations already completed. When the
+  // iterations end inside an epoch (a checkpoint saved on SIGTERM), that epoch continues at the
+  // next sample of its order, and `rng_states` (every rank's CPU generator state when it was
+  // saved, as the checkpoint holds them; empty: none) gives this rank its RNG back.
+  void set_start(std::int64_t epochs_completed, std::int64_t global_iter,
+                 const std::vector<std::string>& rng_states = {});
   void add_hook(std::shared_ptr<Hook> hook, HookPriority priority = HookPriority::kNormal);
   // Polled at every iteration boundary; a signal found there goes to the hooks' on_signal.
   void set_pending_signal(PendingSignal* pending) { pending_signal_ = pending; }
@@ -60,7 +68,7 @@ class TrainLoop final : public LoopContext {
 
  private:
   void run_epoch();
-  std::unique_ptr<BatchLoader> open_train_loader() const;
+  std::unique_ptr<BatchLoader> open_train_loader(std::int64_t first_iter) const;
   void run_iter(const Batch& batch);
   void forward(TrainIter& iter);
   void update(TrainIter& iter);
@@ -85,6 +93,9 @@ class TrainLoop final : public LoopContext {
   PendingSignal* pending_signal_ = nullptr;
   LoopProgress progress_;
   std::optional<std::string> stop_reason_;
+  // A resume inside an epoch: the iterations of it already done, and this rank's RNG state.
+  std::int64_t resume_iter_in_epoch_ = 0;
+  std::string resume_rng_state_;
 };
 
 }  // namespace ddp3d::engine

@@ -18,8 +18,9 @@ struct LaunchOptions {
   int nproc_per_node = 1;
   // GPUS as given (0 = one CPU process per node); passed on to the ranks.
   int gpus = 0;
-  // After one rank fails, how long the others get between SIGTERM and SIGKILL.
-  std::chrono::milliseconds grace_period{std::chrono::seconds(5)};
+  // After one rank fails or the launcher gets SIGTERM, how long the ranks get between SIGTERM
+  // and SIGKILL: time for a checkpoint (Kubernetes' default grace is 30 s too).
+  std::chrono::milliseconds grace_period{std::chrono::seconds(30)};
   std::vector<std::string> command;  // the program every rank runs, with its arguments
 
   int world_size() const { return nnodes * nproc_per_node; }

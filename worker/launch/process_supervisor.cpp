@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/exit_codes.h"
 #include "common/log.h"
 
 extern char** environ;
@@ -22,7 +23,21 @@ struct Child {
   const ChildSpec* spec;
   pid_t pid = -1;
   bool done = false;
+  int status = 0;  // once done
 };
+
+// After a forwarded SIGTERM: every rank checkpointed and stopped (exit_code::kPreempted), or
+// finished anyway (0). Then the node's exit code says "preempted, resumable" too.
+bool all_preempted(const std::vector<Child>& children) {
+  bool any = false;
+  for (const Child& c : children) {
+    if (!WIFEXITED(c.status)) return false;
+    const int code = WEXITSTATUS(c.status);
+    if (code != 0 && code != exit_code::kPreempted) return false;
+    any = any || code == exit_code::kPreempted;
+  }
+  return any;
+}
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
@@ -112,6 +127,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
 
   SupervisorResult result;
   std::optional<Clock::time_point> kill_at;
+  bool forwarded = false;  // a termination signal was passed on to the ranks
   std::size_t running = children.size();
   while (running > 0) {
     // Reap everything that has ended.
@@ -119,6 +135,7 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
       if (c.done) continue;
       int status = 0;
       if (!reap_if_ended(c, &status, kill_fn)) continue;
+      c.status = status;
       --running;
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       if (!ok && result.failed_name.empty() && !kill_at) {
@@ -144,11 +161,15 @@ SupervisorResult supervise(const std::vector<ChildSpec>& specs,
     if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
       log::warning(std::string("received SIG") + sigabbrev_np(sig) + ": forwarding to the ranks");
       signal_all(children, sig, kill_fn);
+      forwarded = true;
       if (result.failed_name.empty()) result.exit_code = 128 + sig;
       if (!kill_at) kill_at = Clock::now() + grace_period;
     }
   }
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  if (forwarded && result.failed_name.empty() && all_preempted(children)) {
+    result.exit_code = exit_code::kPreempted;
+  }
   return result;
 }
 

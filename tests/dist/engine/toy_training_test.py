@@ -166,6 +166,43 @@ class ToyTraining(unittest.TestCase):
               % (saved[-1] + 1, len(resumed), worst))
         self.assertLess(worst, 1e-6)
 
+    # A learning rate of 1e30 sends the toy's weights to inf within a few steps, on both ranks.
+    DIVERGE = ["optim_wrapper.optimizer.lr=1e30", "optim_wrapper.optimizer.momentum=0",
+               "optim_wrapper.clip_grad=null", "param_scheduler=[]",
+               "default_hooks.logger.interval=1"]
+
+    def test_a_non_finite_loss_stops_every_rank_naming_it(self):
+        work = os.path.join(self.tmp, "nan")
+        codes = wait_all(start_ranks(["--work-dir", work, "--cfg-options"] + self.DIVERGE,
+                                     self.tmp, "nan"))
+        outs = [read_output(self.tmp, "nan", rank) for rank in range(WORLD)]
+        self.assertEqual(codes, [1, 1], outs)
+        for out in outs:
+            self.assertRegex(out, r"non-finite loss at epoch 1, iteration \d+ \(global \d+\) — "
+                                  r"rank 0: loss=(nan|inf)")
+            self.assertIn("; rank 1: loss=", out)
+            self.assertIn("training stopped", out)
+        # It stopped at the first bad iteration: no record after it trains on garbage, and no
+        # checkpoint of the poisoned weights is written.
+        records = train_records(run_dirs(work)[-1])
+        self.assertTrue(all(r["loss"] == r["loss"] and abs(r["loss"]) != float("inf")
+                            for r in records), records)
+        self.assertEqual(glob.glob(os.path.join(work, "*.pth")), [])
+
+    def test_skipped_non_finite_losses_are_counted_then_stop_at_max_skips(self):
+        work = os.path.join(self.tmp, "skip")
+        args = self.DIVERGE + ["default_hooks.check_invalid_loss.on_invalid=skip",
+                               "default_hooks.check_invalid_loss.max_skips=3"]
+        codes = wait_all(start_ranks(["--work-dir", work, "--cfg-options"] + args, self.tmp,
+                                     "skip"))
+        outs = [read_output(self.tmp, "skip", rank) for rank in range(WORLD)]
+        self.assertEqual(codes, [1, 1], outs)
+        for n in (1, 2, 3):  # rank 0 logs for the group
+            self.assertIn("iteration skipped (%d of at most 3" % n, outs[0])
+        for out in outs:
+            self.assertIn("more than default_hooks.check_invalid_loss.max_skips=3 iterations "
+                          "skipped", out)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

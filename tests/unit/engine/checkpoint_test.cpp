@@ -119,6 +119,25 @@ TEST_F(CheckpointTest, KeepsTheLastK) {
   EXPECT_TRUE(remove_old_checkpoints(dir_, -1).empty());  // -1 keeps all
 }
 
+TEST_F(CheckpointTest, WithItersPerEpochCheckpointsSortByTrainingProgress) {
+  // 100 iterations per epoch: iter_250 (saved on SIGTERM inside epoch 3) is newer than
+  // epoch_2 and older than epoch_3; epoch_2 and iter_200 are the same point (epoch first).
+  for (const char* name : {"epoch_1.pth", "epoch_2.pth", "iter_200.pth", "iter_250.pth",
+                           "epoch_3.pth", "iter_99999999999999999.pth"})
+    write_checkpoint_file(dir_ / name, "x");
+  EXPECT_EQ(list_checkpoints(dir_, 100),
+            (std::vector<fs::path>{dir_ / "iter_99999999999999999.pth", dir_ / "epoch_3.pth",
+                                   dir_ / "iter_250.pth", dir_ / "epoch_2.pth",
+                                   dir_ / "iter_200.pth", dir_ / "epoch_1.pth"}));
+  fs::remove(dir_ / "iter_99999999999999999.pth");
+  fs::remove(dir_ / "epoch_3.pth");
+  EXPECT_EQ(find_resume_checkpoint(dir_, nullptr, 100), dir_ / "iter_250.pth");
+  // Without it (the old order), every epoch file ranks first.
+  EXPECT_EQ(find_resume_checkpoint(dir_, nullptr), dir_ / "epoch_2.pth");
+  EXPECT_EQ(remove_old_checkpoints(dir_, 2, 100),
+            (std::vector<fs::path>{dir_ / "iter_200.pth", dir_ / "epoch_1.pth"}));
+}
+
 TEST_F(CheckpointTest, LastCheckpointFileNamesTheNewest) {
   write_last_checkpoint(dir_, dir_ / "epoch_4.pth");
   EXPECT_EQ(read_raw(dir_ / "last_checkpoint"), (dir_ / "epoch_4.pth").string());

@@ -8,17 +8,22 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "worker/engine/hooks/checkpoint_hook.h"
+#include "worker/engine/hooks/invalid_loss_hook.h"
 #include "worker/engine/hooks/iter_timer_hook.h"
 #include "worker/engine/hooks/logger_hook.h"
 #include "worker/engine/hooks/param_scheduler_hook.h"
+#include "worker/engine/hooks/preemption_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
 
 namespace ddp3d::engine {
@@ -267,6 +272,161 @@ TEST_F(HookTest, CheckpointBookkeepingPointsAtTheNewestAndKeepsMaxKeep) {
   EXPECT_TRUE(fs::exists(dir_ / "epoch_2.pth"));
   std::getline(std::ifstream(dir_ / "last_checkpoint"), last);
   EXPECT_EQ(fs::path(last).filename(), "epoch_3.pth");
+}
+
+namespace invalid_loss {
+
+TrainIter losses(double cls, double bbox) {
+  TrainIter it;
+  it.losses["loss_cls"] = at::full({1}, cls, at::kFloat);
+  it.losses["loss_bbox"] = at::full({3}, bbox, at::kFloat);
+  it.total_loss = it.losses["loss_cls"].sum() + it.losses["loss_bbox"].sum();
+  return it;
+}
+
+std::string thrown(InvalidLossHook& hook, FakeLoop& loop, TrainIter& it) {
+  try {
+    hook.after_train_forward(loop, it);
+  } catch (const NonFiniteLoss& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace invalid_loss
+
+TEST_F(HookTest, InvalidLossLeavesAFiniteIterationAlone) {
+  TrainLog log(false, dir_, "x");
+  InvalidLossHook hook({InvalidLossAction::kStop, 0}, log);
+  FakeLoop loop;
+  TrainIter it = invalid_loss::losses(0.5, 1.5);
+  hook.after_train_forward(loop, it);
+  EXPECT_FALSE(it.skip);
+  EXPECT_EQ(describe_invalid_loss(it.losses, it.total_loss), "");
+}
+
+TEST_F(HookTest, InvalidLossStopsNamingTheIterationTheRankAndEveryTerm) {
+  TrainLog log(false, dir_, "x");
+  InvalidLossHook hook({InvalidLossAction::kStop, 100}, log);
+  FakeLoop loop;
+  loop.p.epoch = 1;
+  loop.p.iter_in_epoch = 3;
+  loop.p.global_iter = 13;
+  TrainIter it = invalid_loss::losses(std::nan(""), 1.0);
+  const std::string what = invalid_loss::thrown(hook, loop, it);
+  EXPECT_NE(what.find("non-finite loss at epoch 2, iteration 4 (global 14)"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("rank 0: loss=nan loss_bbox=1 loss_cls=nan"), std::string::npos) << what;
+  EXPECT_NE(what.find("on_invalid: skip"), std::string::npos) << what;
+  EXPECT_EQ(hook.skipped(), 0);
+}
+
+TEST_F(HookTest, InvalidLossFindsAnInfInOneElementOfATerm) {
+  TrainLog log(false, dir_, "x");
+  TrainIter it = invalid_loss::losses(0.5, 1.0);
+  it.losses["loss_bbox"][1] = std::numeric_limits<float>::infinity();
+  EXPECT_NE(describe_invalid_loss(it.losses, it.losses["loss_cls"]).find("loss_bbox=inf"),
+            std::string::npos);
+}
+
+TEST_F(HookTest, InvalidLossSkipsAndCountsUpToMaxSkipsThenStops) {
+  TrainLog log(true, dir_ / "run", "x");
+  InvalidLossHook hook({InvalidLossAction::kSkip, 2}, log);
+  FakeLoop loop;
+  for (int i = 0; i < 2; ++i) {
+    TrainIter it = invalid_loss::losses(1.0, std::numeric_limits<double>::infinity());
+    hook.after_train_forward(loop, it);
+    EXPECT_TRUE(it.skip) << i;
+    EXPECT_NE(it.skip_reason.find("loss_bbox=inf"), std::string::npos) << it.skip_reason;
+  }
+  TrainIter fine = invalid_loss::losses(1.0, 1.0);
+  hook.after_train_forward(loop, fine);
+  EXPECT_FALSE(fine.skip);
+  EXPECT_EQ(hook.skipped(), 2);
+  TrainIter third = invalid_loss::losses(std::nan(""), 1.0);
+  const std::string what = invalid_loss::thrown(hook, loop, third);
+  EXPECT_NE(what.find("more than default_hooks.check_invalid_loss.max_skips=2"), std::string::npos)
+      << what;
+  bool counted = false;
+  for (const std::string& line : lines(dir_ / "run" / "x.log"))
+    counted |= line.find("iteration skipped (2 of at most 2") != std::string::npos;
+  EXPECT_TRUE(counted);
+}
+
+TEST_F(HookTest, InvalidLossOnAPeerRankTakesThisRankDownTheSameBranch) {
+  // This rank's loss is finite; rank 1's is not: this rank must skip (or stop) too, or its
+  // backward's all-reduces would wait for a peer that never runs them.
+  TrainLog log(false, dir_, "x");
+  std::vector<std::string> sent;
+  auto peer_invalid = [&sent](const std::string& mine) {
+    sent.push_back(mine);
+    return std::vector<std::string>{mine, "loss=inf"};
+  };
+  FakeLoop loop;
+  InvalidLossHook skip({InvalidLossAction::kSkip, 5}, log, peer_invalid);
+  TrainIter it = invalid_loss::losses(0.5, 1.0);
+  skip.after_train_forward(loop, it);
+  EXPECT_TRUE(it.skip);
+  EXPECT_NE(it.skip_reason.find("rank 1: loss=inf"), std::string::npos) << it.skip_reason;
+  EXPECT_EQ(it.skip_reason.find("rank 0"), std::string::npos) << it.skip_reason;
+  InvalidLossHook stop({InvalidLossAction::kStop, 5}, log, peer_invalid);
+  TrainIter again = invalid_loss::losses(0.5, 1.0);
+  EXPECT_NE(invalid_loss::thrown(stop, loop, again).find("rank 1: loss=inf"), std::string::npos);
+  EXPECT_EQ(sent, (std::vector<std::string>{"", ""}));  // a finite rank reports nothing
+}
+
+TEST_F(HookTest, PreemptionWaitsForTheVoteThenSavesAtOneIterationAndStops) {
+  TrainLog log(true, dir_ / "run", "x");
+  bool peer_signalled = false;
+  std::vector<bool> sent;
+  auto vote = [&](bool mine) {
+    sent.push_back(mine);
+    const int ranks = (mine ? 1 : 0) + (peer_signalled ? 1 : 0);
+    return PreemptionHook::Vote{ranks, ranks == 1 ? (mine ? 0 : 1) : -1};
+  };
+  PreemptionHook hook(dir_, 2, log, vote);
+  FakeLoop loop;
+  loop.p.iters_per_epoch = 10;
+  TrainIter iter;
+  for (std::int64_t i : {0, 1, 2, 3}) {
+    loop.p.global_iter = i;
+    hook.before_train_iter(loop, iter);
+  }
+  EXPECT_TRUE(loop.saved.empty());
+  EXPECT_EQ(sent, (std::vector<bool>{false, false}));  // only between updates (2 per update)
+  // The peer got SIGTERM; this rank did not: it stops with it, at the next update boundary.
+  peer_signalled = true;
+  loop.p.global_iter = 5;
+  hook.before_train_iter(loop, iter);
+  EXPECT_TRUE(loop.saved.empty());
+  loop.p.global_iter = 6;
+  loop.p.iter_in_epoch = 6;
+  hook.before_train_iter(loop, iter);
+  EXPECT_EQ(loop.saved, std::vector<fs::path>{dir_ / "iter_6.pth"});
+  ASSERT_TRUE(loop.stop.has_value());
+  EXPECT_EQ(*loop.stop, "preempted by SIGTERM");
+  EXPECT_EQ(hook.stopped_by(), SIGTERM);
+  bool said = false;
+  for (const std::string& line : lines(dir_ / "run" / "x.log"))
+    said |= line.find("a termination signal on rank 1: saving " + (dir_ / "iter_6.pth").string() +
+                      " at epoch 1, iteration 6 of 10") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST_F(HookTest, PreemptionTakesItsOwnSignalAndIgnoresOthers) {
+  TrainLog log(false, dir_, "x");
+  PreemptionHook hook(dir_, 1, log);  // one process: the vote is its own
+  FakeLoop loop;
+  TrainIter iter;
+  hook.on_signal(loop, SIGHUP);
+  hook.before_train_iter(loop, iter);
+  EXPECT_FALSE(loop.stop.has_value());
+  hook.on_signal(loop, SIGINT);
+  loop.p.global_iter = 3;
+  hook.before_train_iter(loop, iter);
+  EXPECT_EQ(loop.saved, std::vector<fs::path>{dir_ / "iter_3.pth"});
+  EXPECT_EQ(hook.stopped_by(), SIGINT);
+  EXPECT_THROW(PreemptionHook(dir_, 0, log), std::invalid_argument);
 }
 
 }  // namespace

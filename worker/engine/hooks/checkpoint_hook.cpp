@@ -22,12 +22,13 @@ void CheckpointHook::after_train_epoch(LoopContext& loop) {
                        ("epoch_" + std::to_string(p.epochs_completed) + ".pth"));
 }
 
-void CheckpointHook::after_save_checkpoint(LoopContext& /*loop*/, const SavedCheckpoint& saved) {
+void CheckpointHook::after_save_checkpoint(LoopContext& loop, const SavedCheckpoint& saved) {
   // Bookkeeping for every checkpoint the loop writes (this hook's or another's), on the rank
   // that wrote it.
   if (!saved.written) return;
   write_last_checkpoint(options_.work_dir, saved.path);
-  for (const auto& removed : remove_old_checkpoints(options_.work_dir, options_.max_keep)) {
+  for (const auto& removed : remove_old_checkpoints(options_.work_dir, options_.max_keep,
+                                                    loop.progress().iters_per_epoch)) {
     log_.info("removed old checkpoint " + removed.string());
   }
   log_.info("saved checkpoint " + saved.path.string());
