@@ -88,14 +88,20 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
   std::vector<std::string> arg_strings = argv_in;
   std::vector<std::string> env_strings;
   env_strings.reserve(env.size());
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    std::string entry = k;
+    entry += '=';
+    entry += v;
+    env_strings.push_back(std::move(entry));
+  }
   std::vector<char*> argv, envp;
   for (auto& s : arg_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  const std::string exec_failed =
-      "cannot execute " + (arg_strings.empty() ? std::string() : arg_strings[0]) + "\n";
+  std::string exec_failed = "cannot execute ";
+  if (!arg_strings.empty()) exec_failed += arg_strings[0];
+  exec_failed += '\n';
 
   Fd out_r, out_w, err_r, err_w;
   make_pipe(out_r, out_w);

@@ -13,7 +13,7 @@ namespace ddp3d::kube {
 
 struct ProcessLimits {
   std::chrono::steady_clock::time_point deadline;  // for the whole run, output included
-  std::size_t max_stdout_bytes = 1024 * 1024;
+  std::size_t max_stdout_bytes = std::size_t{1024} * 1024;
   std::size_t stderr_tail_bytes = 2000;  // only the end of stderr is kept
 };
 

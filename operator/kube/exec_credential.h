@@ -31,7 +31,7 @@ std::string exec_info_json(const ExecPlugin& plugin, const std::string& server,
 // How long a plugin may run and how much it may print (settable for tests).
 struct ExecLimits {
   std::chrono::milliseconds timeout{30000};  // the whole run; a request deadline may cut it
-  std::size_t max_output_bytes = 1024 * 1024;
+  std::size_t max_output_bytes = std::size_t{1024} * 1024;
 };
 
 class ExecCredentialSource {
