@@ -114,7 +114,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   }
   manager.add(rt::Stage::kCaches, std::make_unique<rt::ControllerInformers>(controller));
   manager.add(rt::Stage::kLeaderOnly,
-              std::make_unique<rt::ControllerWorkers>(controller, operator_metrics));
+              std::make_unique<rt::ControllerWorkers>(controller, operator_metrics, client));
 
   if (opts.leader_elect) {
     kube::LeaderElectionConfig le;

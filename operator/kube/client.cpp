@@ -4,13 +4,17 @@
 #include <cpprest/uri_builder.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <future>
-#include <tuple>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "common/log.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/exec_credential.h"
+#include "operator/kube/request_deadline.h"
 #include "operator/kube/tls_setup.h"
 #include "operator/kube/token_source.h"
 
@@ -76,11 +80,45 @@ TokenSource token_source(const Config& config) {
   }
   return TokenSource(config.bearer_token, config.bearer_token_file);
 }
+
+// One request waiting for its answer. The answer arrives from cpprest's thread pool, or
+// abort() fails it first; whichever comes first settles it.
+struct InFlight {
+  using Answer = std::pair<http::status_code, std::string>;
+  explicit InFlight(std::string w) : what(std::move(w)) {}
+  std::string what;  // "GET https://…/path", for the error abort() gives it
+  pplx::cancellation_token_source cancel;
+  std::promise<Answer> promise;
+  std::atomic<bool> settled{false};
+
+  void set_value(Answer a) {
+    if (!settled.exchange(true)) promise.set_value(std::move(a));
+  }
+  void set_error(std::exception_ptr e) {
+    if (!settled.exchange(true)) promise.set_exception(std::move(e));
+  }
+};
+
+// Why a client refuses to start: a bearer token (static, file or exec plugin) would cross
+// the network in clear text to an http:// server.
+void refuse_token_over_plain_http(const Config& config) {
+  if (config.server.rfind("http://", 0) != 0) return;
+  const char* kind = config.exec                         ? "an exec credential plugin's token"
+                     : !config.bearer_token_file.empty() ? "a bearer token file"
+                     : !config.bearer_token.empty()      ? "a bearer token"
+                                                         : nullptr;
+  if (kind == nullptr) return;
+  throw ConfigError(config.origin + ": the user authenticates with " + kind +
+                    ", but the cluster's server " + config.server +
+                    " is plain http://; refusing to send the token unencrypted (use https://)");
+}
+
 }  // namespace
 
 struct Client::Impl {
   explicit Impl(Config c) : config(std::move(c)), token(token_source(config)) {
     if (config.server.empty()) throw ConfigError(config.origin + ": no API server address");
+    refuse_token_over_plain_http(config);
     detail::check_tls_material(config);
     http = std::make_unique<http::client::http_client>(config.server,
                                                        make_http_config(config.request_timeout));
@@ -103,46 +141,92 @@ struct Client::Impl {
     return req;
   }
 
-  // Sends and returns the parsed body of a 2xx answer; throws ApiError / TransportError.
-  value send(const http::method& method, const std::string& path_and_query,
-             const std::optional<value>& body, const std::string& content_type) {
+  void check_not_aborted(const std::string& what) {
+    if (aborted.load())
+      throw TransportError(what + ": not sent, the client was shut off (leadership lost)");
+  }
+
+  // Sends once; returns the HTTP status and body, throws TransportError.
+  InFlight::Answer exchange(const http::method& method, const std::string& path_and_query,
+                            const std::optional<value>& body, const std::string& content_type,
+                            const std::string& what) {
+    // cpprest's own timeout normally ends a stuck request; the deadline (a little later, or
+    // the caller's ScopedRequestDeadline) is a backstop so that no library bug can block a
+    // controller thread forever, and a renewal never outlives the renew deadline.
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = request_deadline(config.request_timeout + std::chrono::seconds(5));
+    if (started >= deadline)
+      throw TransportError(what + ": not sent, the caller's deadline has passed");
     http::http_request req = make_request(method, path_and_query);
     if (body) req.set_body(body->serialize(), content_type);
-    // cpprest's own timeout normally ends a stuck request; this deadline (a little later) is
-    // a backstop so that no library bug can block a controller thread forever.
-    pplx::cancellation_token_source cancel;
-    auto answer = std::make_shared<std::promise<std::pair<http::status_code, std::string>>>();
-    auto arrived = answer->get_future();
-    http->request(req, cancel.get_token())
+    auto call = std::make_shared<InFlight>(what);
+    auto arrived = call->promise.get_future();
+    {
+      std::lock_guard lock(mu);
+      check_not_aborted(what);
+      in_flight.push_back(call);
+    }
+    struct Unregister {
+      Impl& impl;
+      const std::shared_ptr<InFlight>& call;
+      ~Unregister() {
+        std::lock_guard lock(impl.mu);
+        std::erase(impl.in_flight, call);
+      }
+    } unregister{*this, call};
+    http->request(req, call->cancel.get_token())
         .then([](const http::http_response& resp) {
           const http::status_code code = resp.status_code();
           return resp.extract_utf8string(true).then(
               [code](std::string text) { return std::make_pair(code, std::move(text)); });
         })
-        .then([answer](const pplx::task<std::pair<http::status_code, std::string>>& t) {
+        .then([call](const pplx::task<InFlight::Answer>& t) {
           try {
-            answer->set_value(t.get());
+            call->set_value(t.get());
           } catch (...) {
-            answer->set_exception(std::current_exception());
+            call->set_error(std::current_exception());
           }
         });
-    const std::string what = method + " " + config.server + path_and_query;
-    if (arrived.wait_for(config.request_timeout + std::chrono::seconds(5)) !=
-        std::future_status::ready) {
-      cancel.cancel();
-      throw TransportError(what + ": no answer within " +
-                           std::to_string(config.request_timeout.count()) + " ms");
+    if (arrived.wait_until(deadline) != std::future_status::ready) {
+      call->cancel.cancel();
+      const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started);
+      throw TransportError(what + ": no answer within " + std::to_string(budget.count()) + " ms");
     }
-    http::status_code status;
-    std::string text;
     try {
-      std::tie(status, text) = arrived.get();
+      return arrived.get();
+    } catch (const TransportError&) {
+      throw;
     } catch (const std::exception& e) {
       throw TransportError(what + ": " + e.what());
     }
+  }
+
+  // Sends and returns the parsed body of a 2xx answer; throws ApiError / TransportError. A
+  // 401 with an exec plugin's token drops that token and asks the plugin once more (it may
+  // have been revoked before its expirationTimestamp), as client-go does.
+  value send(const http::method& method, const std::string& path_and_query,
+             const std::optional<value>& body, const std::string& content_type) {
+    const std::string what = method + " " + config.server + path_and_query;
+    check_not_aborted(what);
+    InFlight::Answer answer = exchange(method, path_and_query, body, content_type, what);
+    if (answer.first == http::status_codes::Unauthorized && token.invalidate()) {
+      log::info(what + ": 401 Unauthorized; asking the exec credential plugin for a new token");
+      answer = exchange(method, path_and_query, body, content_type, what);
+    }
+    const auto& [status, text] = answer;
     if (status < 200 || status >= 300)
       throw_api_error(parse_api_status(status, text), method, path_and_query);
     return parse_body(text, method + " " + path_and_query);
+  }
+
+  void abort() {
+    std::lock_guard lock(mu);
+    aborted = true;
+    for (const auto& call : in_flight) {
+      call->cancel.cancel();
+      call->set_error(std::make_exception_ptr(
+          TransportError(call->what + ": abandoned, the client was shut off (leadership lost)")));
+    }
   }
 
   std::string namespace_for(const Resource& r, const std::string& ns, const value& obj) const {
@@ -155,6 +239,9 @@ struct Client::Impl {
   Config config;
   TokenSource token;
   std::unique_ptr<http::client::http_client> http;
+  std::atomic<bool> aborted{false};
+  std::mutex mu;  // guards in_flight
+  std::vector<std::shared_ptr<InFlight>> in_flight;
 };
 
 Client::Client(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
@@ -162,6 +249,10 @@ Client::~Client() = default;
 
 const Config& Client::config() const {
   return impl_->config;
+}
+
+void Client::abort() {
+  impl_->abort();
 }
 
 value Client::request(const std::string& method, const std::string& path,
@@ -284,6 +375,7 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
     b.append_query("timeoutSeconds", std::to_string(options.timeout_seconds));
   const std::string path = b.to_string();
   const std::string what = "watch " + path;
+  impl_->check_not_aborted(what);
 
   // A connection of its own: its timeout must outlast the whole stream, not one request.
   // cpprest restarts the timer on every chunk, so it is an idle limit in practice.
@@ -307,6 +399,8 @@ void Client::watch_stream(const Resource& r, const std::string& ns, const WatchO
       text = resp.extract_utf8string(true).get();
     } catch (const std::exception&) {
     }
+    // The Watcher reconnects; by then an exec plugin will have been asked for a new token.
+    if (resp.status_code() == http::status_codes::Unauthorized) impl_->token.invalidate();
     throw_api_error(parse_api_status(resp.status_code(), text), "GET", path);
   }
 

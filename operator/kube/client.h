@@ -1,6 +1,8 @@
 // A synchronous REST client for the Kubernetes API over JSON. Objects are web::json::value;
 // every non-2xx answer throws an ApiError subclass (errors.h), network failures throw
 // TransportError. Thread-safe: one Client may be shared by all controller threads.
+// A ScopedRequestDeadline (request_deadline.h) on the calling thread bounds its requests.
+// Construction throws ConfigError when a bearer token would go to an http:// server.
 #pragma once
 
 #include <cpprest/json.h>
@@ -91,6 +93,11 @@ class Client {
   void watch_stream(const Resource& r, const std::string& ns, const WatchOptions& options,
                     const std::function<void(const WatchEvent&)>& on_event,
                     const std::stop_token& stop);
+
+  // Fails every request in flight at once (TransportError) and every later one, for a
+  // process that lost its leader Lease: nothing it sent may still land once a successor
+  // acts. There is no undo; the process is expected to exit.
+  void abort();
 
   // Raw request for anything not covered above; `path` includes the query string. Returns the
   // parsed JSON body (null for an empty body).

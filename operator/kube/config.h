@@ -18,7 +18,7 @@ struct ExecPlugin {
   std::string api_version;  // client.authentication.k8s.io/v1 or /v1beta1
   std::string command;      // a path with '/' is resolved against the kubeconfig's folder
   std::vector<std::string> args;
-  std::vector<std::pair<std::string, std::string>> env;  // added to the operator's environment
+  std::vector<std::pair<std::string, std::string>> env;  // over the operator's environment
   bool provide_cluster_info = false;  // pass server and CA in KUBERNETES_EXEC_INFO
 };
 

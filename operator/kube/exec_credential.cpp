@@ -2,22 +2,15 @@
 
 #include <cpprest/asyncrt_utils.h>
 #include <cpprest/json.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cerrno>
-#include <cstring>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "operator/kube/bounded_process.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/lease.h"
-
-extern char** environ;
+#include "operator/kube/request_deadline.h"
 
 namespace ddp3d::kube {
 
@@ -26,7 +19,6 @@ using web::json::value;
 namespace {
 
 constexpr auto kRefreshBefore = std::chrono::seconds(10);
-constexpr int kPluginTimeoutMs = 60'000;
 constexpr std::size_t kStderrKept = 2000;
 
 std::string plugin_name(const ExecPlugin& p) {
@@ -94,8 +86,11 @@ std::string exec_info_json(const ExecPlugin& plugin, const std::string& server,
 }
 
 ExecCredentialSource::ExecCredentialSource(ExecPlugin plugin, std::string server,
-                                           std::string ca_pem)
-    : plugin_(std::move(plugin)), server_(std::move(server)), ca_pem_(std::move(ca_pem)) {}
+                                           std::string ca_pem, ExecLimits limits)
+    : plugin_(std::move(plugin)),
+      server_(std::move(server)),
+      ca_pem_(std::move(ca_pem)),
+      limits_(limits) {}
 
 std::string ExecCredentialSource::token() {
   std::lock_guard lock(mu_);
@@ -107,81 +102,44 @@ std::string ExecCredentialSource::token() {
   return cached_->token;
 }
 
+void ExecCredentialSource::invalidate() {
+  std::lock_guard lock(mu_);
+  cached_.reset();
+}
+
 std::string ExecCredentialSource::run_plugin() const {
   const std::string who = plugin_name(plugin_);
-  // Everything the child needs is built before fork: after it only async-signal-safe calls.
-  std::vector<std::string> arg_strings{plugin_.command};
-  arg_strings.insert(arg_strings.end(), plugin_.args.begin(), plugin_.args.end());
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  for (const auto& [k, v] : plugin_.env) env_strings.push_back(k + "=" + v);
-  env_strings.push_back("KUBERNETES_EXEC_INFO=" + exec_info_json(plugin_, server_, ca_pem_));
-  std::vector<char*> argv, envp;
-  for (auto& s : arg_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  std::array<int, 2> out{}, err{};
-  if (pipe2(out.data(), O_CLOEXEC) != 0 || pipe2(err.data(), O_CLOEXEC) != 0) {
-    throw ConfigError(who + ": cannot create pipes: " + std::strerror(errno));
+  std::vector<std::string> argv{plugin_.command};
+  argv.insert(argv.end(), plugin_.args.begin(), plugin_.args.end());
+  auto overrides = plugin_.env;
+  overrides.emplace_back("KUBERNETES_EXEC_INFO", exec_info_json(plugin_, server_, ca_pem_));
+  ProcessLimits limits;
+  limits.deadline = request_deadline(limits_.timeout);
+  limits.max_stdout_bytes = limits_.max_output_bytes;
+  limits.stderr_tail_bytes = kStderrKept;
+  ProcessResult r;
+  try {
+    r = run_bounded(argv, environment_with(overrides), limits);
+  } catch (const std::system_error& e) {
+    throw ConfigError(who + ": cannot run it: " + e.what());
   }
-  const pid_t pid = fork();
-  if (pid < 0) throw ConfigError(who + ": fork failed: " + std::strerror(errno));
-  if (pid == 0) {
-    const int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    execvpe(argv[0], argv.data(), envp.data());
-    const char msg[] = "cannot execute the plugin\n";
-    (void)!write(2, msg, sizeof(msg) - 1);
-    _exit(127);
-  }
-  close(out[1]);
-  close(err[1]);
-  std::string stdout_text, stderr_text;
-  std::array<pollfd, 2> fds{pollfd{out[0], POLLIN, 0}, pollfd{err[0], POLLIN, 0}};
-  bool timed_out = false;
-  int open_fds = 2;
-  while (open_fds > 0) {
-    const int ready = poll(fds.data(), fds.size(), kPluginTimeoutMs);
-    if (ready == 0) {
-      timed_out = true;
+  const std::string stderr_note = r.stderr_tail.empty() ? "" : ": " + r.stderr_tail;
+  switch (r.outcome) {
+    case ProcessResult::Outcome::kTimedOut:
+      throw ConfigError(who + " did not finish within " + std::to_string(limits_.timeout.count()) +
+                        " ms (or the request's deadline); its process group was killed" +
+                        stderr_note);
+    case ProcessResult::Outcome::kStdoutTooLarge:
+      throw ConfigError(who + " printed more than " + std::to_string(limits_.max_output_bytes) +
+                        " bytes; its process group was killed");
+    case ProcessResult::Outcome::kExited:
       break;
-    }
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) break;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      std::array<char, 4096> buf{};
-      const ssize_t n = read(fds[i].fd, buf.data(), buf.size());
-      if (n > 0) {
-        (i == 0 ? stdout_text : stderr_text).append(buf.data(), static_cast<std::size_t>(n));
-      } else {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
   }
-  for (auto& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (stderr_text.size() > kStderrKept)
-    stderr_text = "..." + stderr_text.substr(stderr_text.size() - kStderrKept);
-  if (timed_out) throw ConfigError(who + " did not finish within 60 s");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string how = WIFEXITED(status)
-                                ? "exited with code " + std::to_string(WEXITSTATUS(status))
-                                : "was killed by signal " + std::to_string(WTERMSIG(status));
-    throw ConfigError(who + " " + how + (stderr_text.empty() ? "" : ": " + stderr_text));
-  }
-  return stdout_text;
+  if (r.signal != 0)
+    throw ConfigError(who + " was killed by signal " + std::to_string(r.signal) + stderr_note);
+  if (r.exit_code != 0)
+    throw ConfigError(who + " exited with code " + std::to_string(r.exit_code) + stderr_note);
+  return r.stdout_text;
 }
 
 }  // namespace ddp3d::kube

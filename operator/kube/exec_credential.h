@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -27,14 +28,27 @@ ExecCredentialToken parse_exec_credential(const std::string& json_text, const Ex
 std::string exec_info_json(const ExecPlugin& plugin, const std::string& server,
                            const std::string& ca_pem);
 
+// How long a plugin may run and how much it may print (settable for tests).
+struct ExecLimits {
+  std::chrono::milliseconds timeout{30000};  // the whole run; a request deadline may cut it
+  std::size_t max_output_bytes = std::size_t{1024} * 1024;
+};
+
 class ExecCredentialSource {
  public:
-  ExecCredentialSource(ExecPlugin plugin, std::string server, std::string ca_pem);
+  ExecCredentialSource(ExecPlugin plugin, std::string server, std::string ca_pem,
+                       ExecLimits limits = {});
 
   // The cached token, or a new one from the plugin when there is none yet or it expires within
-  // 10 s. Throws ConfigError when the plugin cannot start, exits non-zero (with the end of its
-  // stderr), runs longer than a minute, or prints no usable ExecCredential.
+  // 10 s. The plugin runs in its own process group with the kubeconfig's env over the
+  // inherited one; the group is killed when the plugin outlives `limits.timeout` (or the
+  // calling thread's ScopedRequestDeadline) or prints more than `limits.max_output_bytes`.
+  // Throws ConfigError naming the plugin when it cannot start, exits non-zero (with the end
+  // of its stderr), times out, prints too much, or prints no usable ExecCredential.
   std::string token();
+  // Drops the cached token (the API server answered 401), so the next token() runs the
+  // plugin again.
+  void invalidate();
 
  private:
   std::string run_plugin() const;
@@ -42,6 +56,7 @@ class ExecCredentialSource {
   ExecPlugin plugin_;
   std::string server_;
   std::string ca_pem_;
+  ExecLimits limits_;
   std::mutex mu_;
   std::optional<ExecCredentialToken> cached_;
 };

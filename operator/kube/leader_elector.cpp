@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 #include <stdexcept>
 
 #include "common/log.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/interruptible_sleep.h"
+#include "operator/kube/renew_schedule.h"
+#include "operator/kube/request_deadline.h"
 
 namespace ddp3d::kube {
 
@@ -118,16 +121,24 @@ void LeaderElector::run(const std::stop_token& stop) {
         d.count() + std::uniform_int_distribution<long long>(0, d.count() / 5)(rng));
   };
   const std::string lease = config_.lease_namespace + "/" + config_.lease_name;
+  static const RealClock clock;
 
+  Clock::time_point acquired_at;
   for (;;) {
     if (stop.stop_requested()) return;
     bool acquired = false;
+    const auto start = clock.now();
     try {
+      // An acquisition that lands late would leave no time to renew: bound it like a renewal.
+      ScopedRequestDeadline deadline(start + config_.renew_deadline);
       acquired = try_acquire_or_renew();
     } catch (const std::exception& e) {
       log::warning("leader election: " + lease + ": " + e.what());
     }
-    if (acquired) break;
+    if (acquired) {
+      acquired_at = start;
+      break;
+    }
     if (!detail::sleep_for(jittered(config_.retry_period), stop)) return;
   }
 
@@ -135,21 +146,25 @@ void LeaderElector::run(const std::stop_token& stop) {
   log::info("leader election: " + config_.identity + " became leader of " + lease);
   if (config_.on_started_leading) config_.on_started_leading();
 
-  auto last_renew = std::chrono::steady_clock::now();
-  while (detail::sleep_for(config_.retry_period, stop)) {
-    bool renewed = false;
+  RenewSchedule schedule(clock, config_.renew_deadline, config_.retry_period, acquired_at);
+  for (;;) {
+    const auto wait =
+        std::chrono::ceil<std::chrono::milliseconds>(schedule.next_attempt() - clock.now());
+    if (!detail::sleep_for(std::max(wait, std::chrono::milliseconds(0)), stop)) break;
+    if (schedule.expired()) {
+      log::warning("leader election: " + config_.identity + " lost " + lease +
+                   " (not renewed within the renew deadline of " +
+                   std::to_string(config_.renew_deadline.count()) + " ms)");
+      break;
+    }
+    const auto start = clock.now();
     try {
-      renewed = try_acquire_or_renew();
+      // Every call of this attempt ends by give_up_at(), so a stalled API server cannot keep
+      // this process leading past the renew deadline.
+      ScopedRequestDeadline deadline(schedule.give_up_at());
+      if (try_acquire_or_renew()) schedule.renewed(start);
     } catch (const std::exception& e) {
       log::warning("leader election: renew of " + lease + " failed: " + e.what());
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (renewed) {
-      last_renew = now;
-    } else if (now - last_renew >= config_.renew_deadline) {
-      log::warning("leader election: " + config_.identity + " lost " + lease +
-                   " (not renewed within the renew deadline)");
-      break;
     }
   }
 

@@ -1,8 +1,11 @@
 // Leader election on a coordination.k8s.io/v1 Lease (client-go's algorithm): candidates try
 // to create or take over the lease every retry_period; the leader renews it every
 // retry_period and gives up leadership if it cannot renew within renew_deadline; a lease is
-// taken over once its holder has not renewed for lease_duration. On shutdown the leader
-// releases the lease (empty holder) so a successor need not wait for expiry.
+// taken over once its holder has not renewed for lease_duration. Every API call of a renewal
+// runs under a deadline (ScopedRequestDeadline) of the last successful renewal's start +
+// renew_deadline, so a stalled API server cannot stretch a renewal past it (RenewSchedule).
+// On shutdown the leader releases the lease (empty holder) so a successor need not wait for
+// expiry.
 #pragma once
 
 #include <atomic>

@@ -27,6 +27,12 @@ TokenSource::TokenSource(std::unique_ptr<ExecCredentialSource> exec) : exec_(std
 
 TokenSource::~TokenSource() = default;
 
+bool TokenSource::invalidate() {
+  if (!exec_) return false;
+  exec_->invalidate();
+  return true;
+}
+
 std::string TokenSource::token() {
   if (exec_) return trim(exec_->token());
   if (file_.empty()) return static_token_;

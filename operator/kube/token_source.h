@@ -23,6 +23,10 @@ class TokenSource {
   // The current token (surrounding whitespace removed); empty when there is none. Throws
   // ConfigError if the file cannot be read and no token was read from it before.
   std::string token();
+  // The API server refused the token (401): drops an exec plugin's cached token so the next
+  // token() asks the plugin again. Returns whether that happened (a retry can help); static
+  // tokens and token files are re-read on change anyway, so for them it returns false.
+  bool invalidate();
 
  private:
   std::mutex mu_;

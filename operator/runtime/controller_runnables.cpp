@@ -17,6 +17,7 @@ void ControllerWorkers::start(const std::stop_token& /*stop*/) {
 }
 
 void ControllerWorkers::stop(StopMode mode) noexcept {
+  if (mode == StopMode::kAbandon) client_.abort();
   controller_.stop_workers(/*drain=*/mode == StopMode::kDrain);
   metrics_.is_leader.set(0);
 }

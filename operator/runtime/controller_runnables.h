@@ -4,6 +4,7 @@
 
 #include "operator/controller/job_controller.h"
 #include "operator/controller/operator_metrics.h"
+#include "operator/kube/client.h"
 #include "operator/runtime/runnable.h"
 
 namespace ddp3d::op::runtime {
@@ -22,16 +23,20 @@ class ControllerInformers : public Runnable {
 
 class ControllerWorkers : public Runnable {
  public:
-  ControllerWorkers(JobController& controller, OperatorMetrics& metrics)
-      : controller_(controller), metrics_(metrics) {}
+  // `client` is the one the controller's requests go through.
+  ControllerWorkers(JobController& controller, OperatorMetrics& metrics, kube::Client& client)
+      : controller_(controller), metrics_(metrics), client_(client) {}
   std::string name() const override { return "workers"; }
   void start(const std::stop_token& stop) override;
-  // kDrain finishes the queued keys; kAbandon stops after the current one.
+  // kDrain finishes the queued keys. kAbandon (the Lease was lost) first aborts the client,
+  // so that a reconcile stuck in a stalled request neither holds the stop for the request
+  // timeout nor lands a write after a successor took over; then stops after the current key.
   void stop(StopMode mode) noexcept override;
 
  private:
   JobController& controller_;
   OperatorMetrics& metrics_;
+  kube::Client& client_;
 };
 
 }  // namespace ddp3d::op::runtime

@@ -217,6 +217,64 @@ printf '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredentia
   std::filesystem::remove(script);
 }
 
+// A plugin token the server rejects (revoked before its expiry) is dropped on the 401 and the
+// plugin asked once more; one that is rejected again fails with the 401 after two runs.
+TEST(ClientAuth, A401DropsTheExecTokenAndRunsThePluginOnceMore) {
+  const std::string ns = testing::unique_namespace("exec401");
+  ControlPlane::get().create_namespace(ns);
+  Config cfg = load_kubeconfig(ControlPlane::get().sa_kubeconfig(ns, "default"));
+  ASSERT_FALSE(cfg.bearer_token.empty());
+  const auto dir = std::filesystem::temp_directory_path() / ("ddp3d-exec401-" + ns);
+  std::filesystem::create_directories(dir);
+  const auto runs = dir / "runs";
+  const auto script = dir / "plugin.sh";
+  // Run 1 prints a token the server does not know; later runs print $GOOD_TOKEN.
+  std::ofstream(script) << "#!/bin/sh\necho run >> '" << runs.string() << R"('
+n=$(wc -l < ')" << runs.string()
+                        << R"(' | tr -d ' ')
+tok=$GOOD_TOKEN; [ "$n" = 1 ] && tok=revoked-token
+printf '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s"}}' "$tok"
+)";
+  chmod(script.c_str(), 0700);
+  auto count_runs = [&] {
+    std::ifstream in(runs);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  ExecPlugin plugin;
+  plugin.api_version = "client.authentication.k8s.io/v1";
+  plugin.command = script.string();
+  plugin.env = {{"GOOD_TOKEN", cfg.bearer_token}};
+  cfg.bearer_token.clear();
+  cfg.exec = plugin;
+  {
+    Client sa(cfg);
+    // 403, not 401: the second token was accepted and the server knows who is asking.
+    try {
+      sa.list(resources::config_maps(), ns);
+      FAIL() << "the default ServiceAccount may not list configmaps";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.http_status(), 403) << e.what();
+    }
+    EXPECT_EQ(count_runs(), 2);
+    EXPECT_THROW(sa.list(resources::config_maps(), ns), ApiError);
+    EXPECT_EQ(count_runs(), 2) << "the accepted token is cached";
+  }
+
+  std::filesystem::remove(runs);
+  cfg.exec->env = {{"GOOD_TOKEN", "also-revoked"}};
+  Client rejected(cfg);
+  try {
+    rejected.list(resources::config_maps(), ns);
+    FAIL() << "an unknown token was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.http_status(), 401) << e.what();
+  }
+  EXPECT_EQ(count_runs(), 2) << "one re-run, not a loop";
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ddp3d::kube
 

@@ -3,11 +3,13 @@ chart's RBAC applied, the operator binary running as the chart's ServiceAccount,
 "kubelet" that writes pod status through the API."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -107,13 +109,13 @@ class Cluster:
 class Operator:
     """One ddp3d-operator process (a replica), as the chart's ServiceAccount."""
 
-    def __init__(self, cluster, name, leader_elect=True, extra=()):
+    def __init__(self, cluster, name, leader_elect=True, extra=(), kubeconfig=None):
         self.cluster = cluster
         self.name = name
         self.metrics_port = free_port()
         self.health_port = free_port()
         self.log_path = os.path.join(cluster.tmp, f"{name}.log")
-        args = [OPERATOR, "--kubeconfig", cluster.sa_kubeconfig,
+        args = [OPERATOR, "--kubeconfig", kubeconfig or cluster.sa_kubeconfig,
                 "--metrics-address", f"127.0.0.1:{self.metrics_port}",
                 "--health-address", f"127.0.0.1:{self.health_port}",
                 "--leader-election-namespace", SYSTEM_NS, "--workers", "2", *extra]
@@ -162,6 +164,72 @@ class Operator:
         if self.proc.poll() is None:
             self.kill(signal.SIGTERM)
         self.log.close()
+
+
+class StallingProxy:
+    """A TCP proxy in front of the API server that can start stalling: from stall() on it
+    still accepts connections but forwards nothing either way, and keeps every connection
+    open. To the operator behind it the API server has gone silent (no reset, no error)."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.stalled = threading.Event()
+        self.closed = threading.Event()
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def kubeconfig(self, original, path):
+        """A copy of kubeconfig `original` whose server is this proxy (same host, so TLS
+        verification is unchanged)."""
+        with open(original) as f:
+            text = f.read()
+        text, n = re.subn(r"server: https://127\.0\.0\.1:\d+",
+                          f"server: https://127.0.0.1:{self.port}", text)
+        assert n == 1, f"no server line in {original}"
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def stall(self):
+        self.stalled.set()
+
+    def close(self):
+        self.closed.set()
+        for s in [self.listener] + self.sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _accept(self):
+        while not self.closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            if self.stalled.is_set():
+                continue  # held open, never answered
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            self.sockets.append(upstream)
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                if self.stalled.is_set():
+                    self.closed.wait()  # swallow it and hold the connection
+                    return
+                dst.sendall(data)
+        except OSError:
+            return
 
 
 class Kubelet:

@@ -12,9 +12,12 @@ Three suites, each with its own control plane (select one with argv[1]):
   ResilienceTest  SIGKILL of the operator mid-reconcile and a kube-apiserver restart end
                   with no duplicate and no orphaned pod, and the operator keeps working.
   LeaderTest      two replicas: only the Lease holder acts; SIGKILL it and the other takes
-                  over; SIGTERM releases the Lease at once.
+                  over; SIGTERM releases the Lease at once; a leader cut off from the API
+                  server (a proxy that goes silent) exits 1 within the renew deadline, before
+                  its Lease expires, and the other takes over only after expiry.
 """
 
+import datetime
 import os
 import re
 import signal
@@ -25,7 +28,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (NS, SYSTEM_NS, Cluster, Kubelet, Kube, Operator,  # noqa: E402
-                     holds_for, pods_of, training_job, wait_for)
+                     StallingProxy, holds_for, pods_of, training_job, wait_for)
 from kube_rest import ApiError  # noqa: E402
 
 CONTRACT = ["NNODES", "NODE_RANK", "MASTER_ADDR", "PORT", "GPUS", "MASTER_PORT", "WORLD_SIZE",
@@ -47,8 +50,8 @@ class OperatorSuite(unittest.TestCase):
             cls.op = cls.start_operator("op-a")
 
     @classmethod
-    def start_operator(cls, name):
-        op = Operator(cls.cluster, name, leader_elect=cls.leader_elect)
+    def start_operator(cls, name, kubeconfig=None):
+        op = Operator(cls.cluster, name, leader_elect=cls.leader_elect, kubeconfig=kubeconfig)
         cls.ops.append(op)
         return op
 
@@ -537,6 +540,64 @@ class LeaderTest(OperatorSuite):
         self.assertEqual(b.kill(signal.SIGTERM), 0)
         self.assertLess(time.monotonic() - t0, 10)
         self.assertIn(self.lease_holder(), ("", None))
+
+    def lease(self):
+        return self.kube.get(f"/apis/coordination.k8s.io/v1/namespaces/{SYSTEM_NS}"
+                             "/leases/ddp3d-operator")
+
+    @staticmethod
+    def micro_time(text):
+        return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+
+    def test_a_leader_cut_off_from_the_api_server_stops_before_its_lease_expires(self):
+        # op-s reaches the API server through a proxy that will go silent; op-w directly.
+        # The chart's (and the operator's) timings: Lease 15 s, renew deadline 10 s.
+        lease_duration, renew_deadline = 15, 10
+        api_port = int(re.search(r"127\.0\.0\.1:(\d+)", self.kube.base).group(1))
+        proxy = StallingProxy(api_port)
+        self.addCleanup(proxy.close)
+        proxied = proxy.kubeconfig(self.cluster.sa_kubeconfig,
+                                   os.path.join(self.cluster.tmp, "proxied.kubeconfig"))
+        s = self.start_operator("op-s", kubeconfig=proxied)
+        wait_for(lambda: self.lease_holder() == "op-s", 40, "op-s to lead")
+        wait_for(lambda: s.metric("ddp3d_operator_is_leader") == 1, 10, "op-s leader gauge")
+        w = self.start_operator("op-w")
+        wait_for(w.ready, 30, "standby ready")
+        self.apply(training_job("cut-1", nnodes=2))
+        self.wait_pods("cut-1", 2, 0)
+
+        proxy.stall()
+        code = s.proc.wait(timeout=lease_duration + 15)
+        exited = time.time()
+        # The last renewal that reached the server: nothing from op-s has passed since.
+        lease = self.lease()["spec"]
+        last_renew = self.micro_time(lease["renewTime"])
+        self.assertEqual(lease["holderIdentity"], "op-s", "nobody took over before op-s quit")
+        self.assertEqual(code, 1, "a lost Lease exits 1")
+        logs = s.logs()
+        self.assertIn("not renewed within the renew deadline", logs)
+        self.assertIn("lost the leader Lease", logs)
+        sys.stderr.write(f"\nop-s exited {exited - last_renew:.2f} s after its last renewal "
+                         f"(renew deadline {renew_deadline} s, Lease {lease_duration} s)\n")
+        # It stopped leading at the renew deadline (plus 2.5 s to shut down; it takes ~0.2 s),
+        # well before the Lease could expire. Without a deadline on the renewals themselves
+        # a renewal started at 9 s hangs for the 5 s request timeout: 14 s or more.
+        self.assertLess(exited - last_renew, renew_deadline + 2.5)
+        self.assertLess(exited - last_renew, lease_duration)
+
+        wait_for(lambda: self.lease_holder() == "op-w", 40, "op-w to take over")
+        taken = self.micro_time(self.lease()["spec"]["acquireTime"])
+        sys.stderr.write(f"op-w took over {taken - last_renew:.2f} s after op-s's last renewal\n")
+        # Only once the Lease had expired: op-w times it from when it saw the last renewal,
+        # which is after op-s stamped renewTime (one machine, one clock; 50 ms for rounding).
+        self.assertGreaterEqual(taken - last_renew, lease_duration - 0.05)
+        self.assertGreater(taken, exited)
+        self.apply(training_job("cut-2", nnodes=2))
+        self.wait_pods("cut-2", 2, 0)
+        self.wait_phase("cut-2", "Starting")
+        self.assertEqual(self.reporters("cut-2"), {"op-w"})
+        self.assertEqual(w.kill(signal.SIGTERM), 0)
 
     def test_sigterm_stops_in_order_and_joins_every_thread(self):
         op = self.start_operator("op-t")

@@ -3,12 +3,14 @@
 #include "operator/kube/exec_credential.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "operator/kube/errors.h"
 #include "temp_dir.h"
@@ -158,10 +160,133 @@ TEST(ExecCredentialSource, AFailingPluginIsAnErrorWithItsStderr) {
     missing.token();
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("exited with code 127: cannot execute the plugin"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("exited with code 127: cannot execute /nonexistent/get-token"),
+        std::string::npos)
         << e.what();
   }
+}
+
+// --- plugins that misbehave: none of them may hold up the caller past its limits -----------
+
+constexpr const char* kGoodCredential =
+    R"({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", )"
+    R"("status": {"token": "good"}})";
+
+std::string script(const TempDir& dir, const std::string& body) {
+  const auto path = dir.write("plugin.sh", "#!/bin/sh\n" + body);
+  chmod(path.c_str(), 0755);
+  return path.string();
+}
+
+int read_pid(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  int pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// Whether `pid` is a live process (a zombie awaiting its reaper counts as gone).
+bool alive(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Polls `pid` until it is gone or `timeout` passes (a kill is delivered asynchronously).
+bool gone_within(int pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (alive(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::string error_of(ExecCredentialSource& source) {
+  try {
+    source.token();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+using Seconds = std::chrono::duration<double>;
+
+TEST(ExecCredentialSource, APluginPastItsDeadlineIsKilledWithItsGroup) {
+  TempDir dir;
+  const auto pids = dir.path() / "pids";
+  // It closes its output and keeps running, with a child of its own.
+  const auto cmd = script(dir, "sleep 60 & echo $! > '" + pids.string() + ".child'\necho $$ > '" +
+                                   pids.string() + "'\nexec >&- 2>&-\nsleep 60\n");
+  ExecCredentialSource source(plugin(cmd), "https://h", "", {std::chrono::milliseconds(400)});
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string error = error_of(source);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_NE(error.find("'" + cmd + "' did not finish within 400 ms"), std::string::npos) << error;
+  EXPECT_NE(error.find("process group was killed"), std::string::npos) << error;
+  EXPECT_GE(took, std::chrono::milliseconds(400));
+  EXPECT_LT(took, std::chrono::seconds(5)) << Seconds(took).count();
+  EXPECT_TRUE(gone_within(read_pid(pids), std::chrono::seconds(5)));
+  EXPECT_TRUE(gone_within(read_pid(pids.string() + ".child"), std::chrono::seconds(5)));
+}
+
+TEST(ExecCredentialSource, AChildHoldingThePipeDoesNotHoldTheToken) {
+  TempDir dir;
+  const auto child = dir.path() / "child";
+  // The plugin prints its credential and exits; the child it leaves behind keeps stdout open.
+  const auto cmd = script(dir, "sleep 60 & echo $! > '" + child.string() + "'\nprintf '%s' '" +
+                                   kGoodCredential + "'\n");
+  ExecCredentialSource source(plugin(cmd), "https://h", "", {std::chrono::seconds(30)});
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(source.token(), "good");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(gone_within(read_pid(child), std::chrono::seconds(5))) << "the leftover is killed";
+}
+
+TEST(ExecCredentialSource, OutputPastTheCapIsAnErrorNamingThePlugin) {
+  TempDir dir;
+  const auto pid = dir.path() / "pid";
+  const auto cmd = script(dir, "echo $$ > '" + pid.string() + "'\nexec yes\n");
+  ExecLimits limits;
+  limits.max_output_bytes = 64 * 1024;
+  ExecCredentialSource source(plugin(cmd), "https://h", "", limits);
+  const std::string error = error_of(source);
+  EXPECT_NE(error.find("'" + cmd + "' printed more than 65536 bytes"), std::string::npos) << error;
+  EXPECT_TRUE(gone_within(read_pid(pid), std::chrono::seconds(5)));
+}
+
+TEST(ExecCredentialSource, KubeconfigEnvOverridesTheInheritedOne) {
+  TempDir dir;
+  ::setenv("DDP3D_PLUGIN_PROFILE", "inherited", 1);
+  ::setenv("DDP3D_PLUGIN_OTHER", "kept", 1);
+  // The plugin's raw environment (/proc/$$/environ, as exec'd, before the shell dedupes it):
+  // the name must occur once, with the kubeconfig's value; a program that takes the first
+  // of two entries (getenv, Go) would otherwise see the inherited one.
+  const auto cmd = script(dir, R"(env_of() { tr '\0' '\n' < /proc/$$/environ | grep "^$1="; }
+n=$(env_of DDP3D_PLUGIN_PROFILE | wc -l | tr -d ' ')
+v=$(env_of DDP3D_PLUGIN_PROFILE | head -1 | cut -d= -f2)
+printf '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s-%s-%s"}}' "$n" "$v" "$DDP3D_PLUGIN_OTHER"
+)");
+  auto p = plugin(cmd);
+  p.env = {{"DDP3D_PLUGIN_PROFILE", "from-kubeconfig"}};
+  ExecCredentialSource source(p, "https://h", "");
+  EXPECT_EQ(source.token(), "1-from-kubeconfig-kept");
+  ::unsetenv("DDP3D_PLUGIN_PROFILE");
+  ::unsetenv("DDP3D_PLUGIN_OTHER");
+}
+
+TEST(ExecCredentialSource, InvalidateRunsThePluginAgain) {
+  TempDir dir;
+  ExecCredentialSource source(plugin(counting_plugin(dir, 3600)), "https://h", "");
+  EXPECT_EQ(source.token(), "tok-1");
+  EXPECT_EQ(source.token(), "tok-1");
+  source.invalidate();
+  EXPECT_EQ(source.token(), "tok-2");
+  EXPECT_EQ(runs(dir), 2);
 }
 
 }  // namespace
