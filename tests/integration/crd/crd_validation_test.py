@@ -189,7 +189,8 @@ class TrainingJobCRDTest(unittest.TestCase):
             self.assertEqual(spec["metricsPort"], 9400)
             self.assertEqual(spec["runPolicy"], {"restartPolicy": "OnFailure", "backoffLimit": 3,
                                                  "disruptionLimit": 10,
-                                                 "cleanPodPolicy": "Running", "suspend": False})
+                                                 "cleanPodPolicy": "Running", "suspend": False,
+                                                 "autoResume": True})
             self.assertEqual(spec["podSecurity"], "Restricted")
         finally:
             self.delete("defaults")
