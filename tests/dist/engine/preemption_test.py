@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from toy_training_test import (BINARY, CONFIG, WORLD, free_port, read_output, run_dirs,  # noqa: E402
-                               train_records, wait_all)
+                               start_ranks, train_records, wait_all)
 
 PREEMPTED = 201
 SOURCE = os.environ["DDP3D_SOURCE_DIR"]
@@ -28,20 +28,6 @@ SOURCE = os.environ["DDP3D_SOURCE_DIR"]
 COMMON = ["--cfg-options", "train_dataloader.dataset.num_samples=4096",
           "default_hooks.logger.interval=1", "default_hooks.checkpoint.max_keep_ckpts=-1"]
 ITERS_PER_EPOCH = 128
-
-
-def start_ranks(rank_args, log_dir, tag):
-    port = free_port()
-    procs = []
-    for rank in range(WORLD):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(rank),
-                   LOCAL_WORLD_SIZE=str(WORLD), GROUP_RANK="0", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), OMP_NUM_THREADS="1")
-        with open(os.path.join(log_dir, "%s_rank%d.txt" % (tag, rank)), "w") as out:
-            procs.append(subprocess.Popen(
-                [BINARY, "train", CONFIG, "--launcher", "pytorch"] + rank_args(rank),
-                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
-    return procs
 
 
 def records_so_far(work):

@@ -27,6 +27,9 @@ def free_port():
 
 
 def start_ranks(args, log_dir, tag):
+    """Starts the ranks with `args`, or with `args(rank)` when it is a function (per-rank work
+    dirs)."""
+    rank_args = args if callable(args) else (lambda rank: args)
     port = free_port()
     procs = []
     for rank in range(WORLD):
@@ -34,7 +37,7 @@ def start_ranks(args, log_dir, tag):
                    LOCAL_WORLD_SIZE=str(WORLD), GROUP_RANK="0", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), OMP_NUM_THREADS="1")
         with open(os.path.join(log_dir, "%s_rank%d.txt" % (tag, rank)), "w") as out:
-            procs.append(subprocess.Popen([BINARY, "train", CONFIG, "--launcher", "pytorch"] + args,
+            procs.append(subprocess.Popen([BINARY, "train", CONFIG, "--launcher", "pytorch"] + rank_args(rank),
                                           env=env, stdout=out, stderr=subprocess.STDOUT,
                                           start_new_session=True))
     return procs
