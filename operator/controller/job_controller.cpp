@@ -1,6 +1,5 @@
 #include "operator/controller/job_controller.h"
 
-#include <charconv>
 #include <ctime>
 #include <exception>
 #include <stdexcept>
@@ -9,6 +8,7 @@
 #include "operator/api/names.h"
 #include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
+#include "operator/controller/cache_transforms.h"
 #include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"
 #include "operator/kube/errors.h"
@@ -18,14 +18,6 @@ namespace ddp3d::op {
 using web::json::value;
 
 namespace {
-
-std::optional<long long> rv_number(const value& obj) {
-  const std::string rv = kube::meta_resource_version(obj);
-  long long n = 0;
-  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
-  if (rv.empty() || ec != std::errc() || p != rv.data() + rv.size()) return std::nullopt;
-  return n;
-}
 
 // "ns/name" of the TrainingJob that controls `child`, or "" if none.
 std::string owner_key(const value& child) {
@@ -45,13 +37,11 @@ std::string owner_key(const value& child) {
   return "";
 }
 
-bool controlled_by(const value& child, const std::string& uid) {
-  const value& meta = child.at("metadata");
-  if (!meta.has_field("ownerReferences") || !meta.at("ownerReferences").is_array()) return false;
-  for (const auto& ref : meta.at("ownerReferences").as_array()) {
-    if (ref.has_field("uid") && ref.at("uid").as_string() == uid) return true;
-  }
-  return false;
+bool has_label(const value& obj, const char* key, const std::string& want) {
+  if (!obj.has_field("metadata")) return false;
+  const value& meta = obj.at("metadata");
+  return meta.has_field("labels") && meta.at("labels").has_string_field(key) &&
+         meta.at("labels").at(key).as_string() == want;
 }
 
 int64_t now_ns() {
@@ -64,30 +54,46 @@ int64_t now_ns() {
 
 JobController::JobController(kube::Client& client, ControllerConfig config,
                              OperatorMetrics& metrics)
-    : client_(client), config_(std::move(config)), metrics_(metrics) {
+    : client_(client),
+      config_(std::move(config)),
+      metrics_(metrics),
+      written_status_(config_.expectations_timeout),
+      in_flight_(config_.expectations_timeout) {
   std::vector<std::string> namespaces = config_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
   kube::Informer::Options job_opts;
   job_opts.resync_period = config_.resync;
-  kube::Informer::Options child_opts;
+  job_opts.transform = controller::slim_training_job;
+  kube::Informer::Options pod_opts;
   // Only what the operator owns: every derived object carries the job-name label.
-  child_opts.label_selector = api::kLabelJobName;
+  pod_opts.label_selector = api::kLabelJobName;
+  pod_opts.transform = controller::slim_pod;
+  kube::Informer::Options service_opts = pod_opts;
+  service_opts.transform = controller::slim_service;
   for (const auto& ns : namespaces) {
     Scope s;
     s.ns = ns;
     s.jobs =
         std::make_unique<kube::Informer>(client_, kube::resources::training_jobs(), ns, job_opts);
-    s.pods = std::make_unique<kube::Informer>(client_, kube::resources::pods(), ns, child_opts);
+    s.pods = std::make_unique<kube::Informer>(client_, kube::resources::pods(), ns, pod_opts);
     s.services =
-        std::make_unique<kube::Informer>(client_, kube::resources::services(), ns, child_opts);
+        std::make_unique<kube::Informer>(client_, kube::resources::services(), ns, service_opts);
     auto enqueue_job = [this](const value& obj) { queue_.add(kube::object_key(obj)); };
     s.jobs->add_handlers({enqueue_job,
                           [enqueue_job](const value&, const value& n) { enqueue_job(n); },
                           enqueue_job});
-    auto child = [this](const value& obj) { enqueue_owner(obj); };
-    for (auto* inf : {s.pods.get(), s.services.get()}) {
-      inf->add_handlers({child, [child](const value&, const value& n) { child(n); }, child});
-    }
+    auto watch_children = [this](kube::Informer& inf, const char* kind) {
+      inf.add_handlers({[this, kind](const value& obj) { on_child_event(kind, obj, false); },
+                        [this, kind](const value&, const value& n) {
+                          // A deletionTimestamp is the server's answer to our DELETE.
+                          const bool deleting = n.has_field("metadata") &&
+                                                n.at("metadata").has_field("deletionTimestamp");
+                          on_child_event(kind, n, deleting);
+                        },
+                        [this, kind](const value& obj) { on_child_event(kind, obj, true); }});
+    };
+    watch_children(*s.pods, "pod");
+    watch_children(*s.services, "service");
     scopes_.push_back(std::move(s));
   }
 }
@@ -96,9 +102,13 @@ JobController::~JobController() {
   stop();
 }
 
-void JobController::enqueue_owner(const value& child) {
+void JobController::on_child_event(const char* kind, const value& child, bool gone) {
   const std::string key = owner_key(child);
-  if (!key.empty()) queue_.add(key);
+  if (key.empty()) return;
+  const std::string object = std::string(kind) + "/" + kube::meta_name(child);
+  in_flight_.created(key, object);  // any event for it shows the create landed
+  if (gone) in_flight_.deleted(key, object);
+  queue_.add(key);
 }
 
 void JobController::start_informers() {
@@ -184,7 +194,8 @@ std::size_t JobController::queue_depth() const {
 std::map<std::string, double> JobController::jobs_by_phase() const {
   std::map<std::string, double> out;
   for (const auto& s : scopes_) {
-    for (const auto& obj : s.jobs->cache().list()) {
+    for (const auto& ptr : s.jobs->cache().list()) {
+      const value& obj = *ptr;
       std::string phase;
       if (obj.has_field("status") && obj.at("status").has_field("phase") &&
           obj.at("status").at("phase").is_string()) {
@@ -221,47 +232,41 @@ void JobController::worker() {
   }
 }
 
-value JobController::freshest(const std::string& key, const value& cached) {
-  std::lock_guard lock(written_mu_);
-  auto it = written_.find(key);
-  if (it == written_.end()) return cached;
-  const auto mine = rv_number(it->second);
-  const auto theirs = rv_number(cached);
-  // resourceVersions are etcd revisions: integers that grow with every write. Should a
-  // server ever hand out something else, trust the cache.
-  if (kube::meta_uid(it->second) != kube::meta_uid(cached) || !mine || !theirs ||
-      *theirs >= *mine) {
-    written_.erase(it);
-    return cached;
-  }
-  return it->second;
-}
-
 void JobController::process(const std::string& key) {
   const auto slash = key.find('/');
   const std::string ns = key.substr(0, slash);
   const std::string name = key.substr(slash + 1);
   const Scope& scope = scope_for(ns);
+  const auto now = controller::Clock::now();
   auto cached = scope.jobs->cache().get(key);
   if (!cached) {
     // Deleted: the garbage collector removes its pods and Service via owner references.
-    std::lock_guard lock(written_mu_);
-    written_.erase(key);
+    written_status_.forget(key);
+    in_flight_.forget(key);
     return;
   }
-  value obj = freshest(key, *cached);
-  const auto parsed = api::parse_training_job(obj);
+  // Until the informers show this replica's own creates and deletes, the cached pods are not
+  // the whole truth; the events that show them requeue the job, the delay is a backstop.
+  if (const auto wait = in_flight_.pending(key, now)) {
+    queue_.add_after(key, std::chrono::duration_cast<std::chrono::milliseconds>(*wait) +
+                              std::chrono::milliseconds(1));
+    return;
+  }
+  const kube::ObjectPtr obj = written_status_.freshest(key, cached, now);
+  const auto parsed = api::parse_training_job(*obj);
   const auto& job = parsed.job;
 
+  // The owner index: this job's objects only, whatever else the caches hold.
   controller::Observed observed;
-  const std::map<std::string, std::string> selector = {
-      {api::kLabelJobName, api::job_label_value(name)}};
-  for (const auto& p : scope.pods->cache().list_matching(selector, ns)) {
-    if (controlled_by(p, job.meta.uid)) observed.pods.push_back(controller::observe_pod(p));
+  const std::string label = api::job_label_value(name);
+  for (const auto& p : scope.pods->cache().list_owned_by(job.meta.uid)) {
+    if (has_label(*p, api::kLabelJobName, label)) {
+      observed.pods.push_back(controller::observe_pod(*p));
+    }
   }
-  for (const auto& s : scope.services->cache().list_matching(selector, ns)) {
-    if (controlled_by(s, job.meta.uid)) {
-      observed.services.push_back(controller::observe_service(s));
+  for (const auto& s : scope.services->cache().list_owned_by(job.meta.uid)) {
+    if (has_label(*s, api::kLabelJobName, label)) {
+      observed.services.push_back(controller::observe_service(*s));
     }
   }
   // The template policy needs this operator's configuration, so it runs here; its errors fail
@@ -272,25 +277,24 @@ void JobController::process(const std::string& key) {
   const auto result = controller::reconcile(job, errors, observed, std::time(nullptr));
 
   if (!(result.status == job.status)) {
-    value body = obj;
+    value body = *obj;
     body["status"] = api::status_to_json(result.status);
-    value written;
+    kube::ObjectPtr written;
     try {
-      written = client_.replace_status(kube::resources::training_jobs(), ns, body);
+      written = std::make_shared<const value>(
+          client_.replace_status(kube::resources::training_jobs(), ns, body));
     } catch (const kube::ConflictError&) {
       // Someone wrote the job since our cache saw it. Our decision may rest on an old status,
       // so nothing is applied; the informer delivers the new version and we decide again.
       metrics_.status_conflicts_total.inc();
       log::info(key + ": status conflict; reconciling again on the newer version");
+      written_status_.forget(key);
       queue_.add_after(key, std::chrono::milliseconds(200));
       return;
     } catch (const kube::NotFoundError&) {
       return;  // deleted meanwhile
     }
-    {
-      std::lock_guard lock(written_mu_);
-      written_[key] = written;
-    }
+    written_status_.wrote(key, body, std::move(written), controller::Clock::now());
     // Restarts for failures and for disruptions alike: each recreated the whole group.
     const int restarted = (result.status.restarts - job.status.restarts) +
                           (result.status.disruptions - job.status.disruptions);
@@ -310,45 +314,8 @@ void JobController::process(const std::string& key) {
   // recomputes (from what exists by then) what is still to do.
   std::exception_ptr first_error;
   for (const auto& a : result.actions) {
-    using Kind = controller::Action::Kind;
     try {
-      switch (a.kind) {
-        case Kind::kCreateService:
-          client_.create(kube::resources::services(), ns, a.object);
-          break;
-        case Kind::kCreatePod:
-          client_.create(kube::resources::pods(), ns, a.object);
-          break;
-        case Kind::kDeletePod: {
-          kube::DeleteOptions opts;
-          opts.precondition_uid = a.uid;
-          client_.remove(kube::resources::pods(), ns, a.name, opts);
-          break;
-        }
-        case Kind::kDeleteJob: {
-          kube::DeleteOptions opts;
-          opts.precondition_uid = a.uid;
-          opts.propagation_policy = "Background";
-          client_.remove(kube::resources::training_jobs(), ns, a.name, opts);
-          break;
-        }
-        case Kind::kEvent:
-          try {
-            client_.create(kube::resources::events(), ns,
-                           controller::event_object(job.meta, a.event_type, a.reason, a.message,
-                                                    now_ns(), config_.identity));
-          } catch (const std::exception& e) {
-            // Events are best effort: losing one must not stop the reconcile.
-            log::warning(key + ": could not record event " + a.reason + ": " + e.what());
-          }
-          break;
-      }
-    } catch (const kube::AlreadyExistsError&) {
-      // Deterministic names: it exists because an earlier pass (or replica) created it.
-    } catch (const kube::NotFoundError&) {
-      // Already gone.
-    } catch (const kube::ConflictError&) {
-      // Delete precondition failed: the name now belongs to a newer object; leave it.
+      apply_action(key, ns, a, job.meta);
     } catch (const std::exception& e) {
       log::warning(key + ": " + controller::to_string(a.kind) + " " + a.name +
                    " failed: " + e.what());
@@ -356,7 +323,7 @@ void JobController::process(const std::string& key) {
       continue;
     }
     metrics_.actions_total.labels({controller::to_string(a.kind)}).inc();
-    if (a.kind != Kind::kEvent) {
+    if (a.kind != controller::Action::Kind::kEvent) {
       log::debug(key + ": " + controller::to_string(a.kind) + " " + a.name);
     }
   }
@@ -365,6 +332,91 @@ void JobController::process(const std::string& key) {
                      std::chrono::seconds(std::max<int64_t>(*result.requeue_after_seconds, 1)));
   }
   if (first_error) std::rethrow_exception(first_error);
+}
+
+void JobController::apply_action(const std::string& key, const std::string& ns,
+                                 const controller::Action& a, const api::ObjectMeta& job_meta) {
+  using Kind = controller::Action::Kind;
+  // The expectation a request raises, lowered again unless the request succeeded: a failed
+  // create or delete produces no event to meet it.
+  std::string expected;
+  bool expect_delete = false;
+  switch (a.kind) {
+    case Kind::kCreateService:
+      expected = "service/" + kube::meta_name(a.object);
+      break;
+    case Kind::kCreatePod:
+      expected = "pod/" + kube::meta_name(a.object);
+      break;
+    case Kind::kDeletePod:
+      expected = "pod/" + a.name;
+      expect_delete = true;
+      break;
+    case Kind::kDeleteJob:
+    case Kind::kEvent:
+      break;
+  }
+  const auto now = controller::Clock::now();
+  if (!expected.empty()) {
+    if (expect_delete) {
+      in_flight_.expect_delete(key, expected, now);
+    } else {
+      in_flight_.expect_create(key, expected, now);
+    }
+  }
+  auto lower = [&] {
+    if (expected.empty()) return;
+    if (expect_delete) {
+      in_flight_.deleted(key, expected);
+    } else {
+      in_flight_.created(key, expected);
+    }
+  };
+  try {
+    switch (a.kind) {
+      case Kind::kCreateService:
+        client_.create(kube::resources::services(), ns, a.object);
+        break;
+      case Kind::kCreatePod:
+        client_.create(kube::resources::pods(), ns, a.object);
+        break;
+      case Kind::kDeletePod: {
+        kube::DeleteOptions opts;
+        opts.precondition_uid = a.uid;
+        client_.remove(kube::resources::pods(), ns, a.name, opts);
+        break;
+      }
+      case Kind::kDeleteJob: {
+        kube::DeleteOptions opts;
+        opts.precondition_uid = a.uid;
+        opts.propagation_policy = "Background";
+        client_.remove(kube::resources::training_jobs(), ns, a.name, opts);
+        break;
+      }
+      case Kind::kEvent:
+        try {
+          client_.create(kube::resources::events(), ns,
+                         controller::event_object(job_meta, a.event_type, a.reason, a.message,
+                                                  now_ns(), config_.identity));
+        } catch (const std::exception& e) {
+          // Events are best effort: losing one must not stop the reconcile.
+          log::warning(key + ": could not record event " + a.reason + ": " + e.what());
+        }
+        break;
+    }
+  } catch (const kube::AlreadyExistsError&) {
+    // Deterministic names: it exists because an earlier pass (or replica) created it. The
+    // cache may already hold it, so no event is owed.
+    lower();
+  } catch (const kube::NotFoundError&) {
+    lower();  // already gone
+  } catch (const kube::ConflictError&) {
+    // Delete precondition failed: the name now belongs to a newer object; leave it.
+    lower();
+  } catch (...) {
+    lower();
+    throw;
+  }
 }
 
 }  // namespace ddp3d::op

@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "operator/api/template_policy_options.h"
+#include "operator/api/training_job.h"
+#include "operator/controller/actions.h"
+#include "operator/controller/expectations.h"
 #include "operator/controller/operator_metrics.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
@@ -29,6 +32,9 @@ struct ControllerConfig {
   std::chrono::seconds resync{300};
   std::string identity = "ddp3d-operator";  // reportingInstance of the events we record
   std::chrono::seconds sync_timeout{120};
+  // How long a write in flight (pod/Service create or delete, status write) may stay unseen by
+  // the informers before the controller stops waiting for it (controller/expectations.h).
+  std::chrono::seconds expectations_timeout{60};
   api::TemplatePolicy template_policy;  // what spec.template may ask for (docs/security.md)
 };
 
@@ -72,8 +78,11 @@ class JobController {
   // Reconciles one job; throws on API errors (the key is then retried with backoff).
   void process(const std::string& key);
   const Scope& scope_for(const std::string& ns) const;
-  web::json::value freshest(const std::string& key, const web::json::value& cached);
-  void enqueue_owner(const web::json::value& child);
+  // Informer events for a pod or Service: meet the expectations they answer, requeue the job.
+  void on_child_event(const char* kind, const web::json::value& child, bool gone);
+  // Sends one action; the expectation it raises is lowered at once if the request fails.
+  void apply_action(const std::string& key, const std::string& ns, const controller::Action& a,
+                    const api::ObjectMeta& job_meta);
 
   kube::Client& client_;
   ControllerConfig config_;
@@ -81,10 +90,10 @@ class JobController {
   kube::WorkQueue queue_;
   std::vector<Scope> scopes_;
   std::vector<std::jthread> workers_;
-  // Status objects this replica wrote that the informer may not have delivered yet, so a
-  // reconcile never acts on a status older than its own last write.
-  std::mutex written_mu_;
-  std::map<std::string, web::json::value> written_;
+  // Writes this replica made that the informers may not have delivered yet: a reconcile never
+  // acts on a status older than its own last write, nor on a view missing its own creates.
+  controller::StatusExpectations written_status_;
+  controller::ChildExpectations in_flight_;
   bool informers_started_ = false;
   bool workers_started_ = false;
   bool workers_stopped_ = false;

@@ -67,17 +67,21 @@ std::string Informer::relist() {
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   ObjectList fresh = client_.list(resource_, ns_, lo);
+  std::vector<ObjectPtr> items;
+  items.reserve(fresh.items.size());
+  for (const auto& obj : fresh.items) items.push_back(ingest(obj));
+  fresh.items.clear();
 
-  std::map<std::string, web::json::value> before;
-  for (auto& obj : cache_.list()) before.emplace(object_key(obj), std::move(obj));
+  std::map<std::string, ObjectPtr> before;
+  for (auto& obj : cache_.list()) before.emplace(object_key(*obj), std::move(obj));
   // Deletions the watch missed are reported with the last state we knew.
-  cache_.replace_all(fresh.items, [this](const web::json::value& gone) { dispatch_delete(gone); });
-  for (const auto& obj : fresh.items) {
-    auto it = before.find(object_key(obj));
+  cache_.replace_all(items, [this](const ObjectPtr& gone) { dispatch_delete(*gone); });
+  for (const auto& obj : items) {
+    auto it = before.find(object_key(*obj));
     if (it == before.end())
-      dispatch_add(obj);
-    else if (meta_resource_version(it->second) != meta_resource_version(obj))
-      dispatch_update(it->second, obj);
+      dispatch_add(*obj);
+    else if (meta_resource_version(*it->second) != meta_resource_version(*obj))
+      dispatch_update(*it->second, *obj);
   }
   if (!synced_.exchange(true)) {
     std::lock_guard lock(sync_mu_);
@@ -86,21 +90,29 @@ std::string Informer::relist() {
   return fresh.resource_version;
 }
 
+ObjectPtr Informer::ingest(const web::json::value& obj) const {
+  if (options_.transform) return std::make_shared<const web::json::value>(options_.transform(obj));
+  return std::make_shared<const web::json::value>(obj);
+}
+
 void Informer::on_event(const WatchEvent& ev) {
   switch (ev.type) {
     case EventType::kAdded:
     case EventType::kModified: {
-      auto old = cache_.upsert(ev.object);
+      ObjectPtr obj = ingest(ev.object);
+      auto old = cache_.upsert(obj);
       if (old)
-        dispatch_update(*old, ev.object);
+        dispatch_update(*old, *obj);
       else
-        dispatch_add(ev.object);
+        dispatch_add(*obj);
       break;
     }
-    case EventType::kDeleted:
-      cache_.erase(ev.object);
-      dispatch_delete(ev.object);
+    case EventType::kDeleted: {
+      ObjectPtr obj = ingest(ev.object);
+      cache_.erase(object_key(*obj));
+      dispatch_delete(*obj);
       break;
+    }
     case EventType::kBookmark:
     case EventType::kError:
       break;
@@ -110,7 +122,7 @@ void Informer::on_event(const WatchEvent& ev) {
 void Informer::resync_loop(const std::stop_token& stop) {
   while (detail::sleep_for(options_.resync_period, stop)) {
     if (!synced_) continue;
-    for (const auto& obj : cache_.list()) dispatch_update(obj, obj);
+    for (const auto& obj : cache_.list()) dispatch_update(*obj, *obj);
   }
 }
 

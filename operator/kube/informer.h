@@ -1,6 +1,7 @@
 // List + watch of one resource kind (one namespace or all, optional label selector) into an
 // ObjectCache, calling add/update/delete handlers on its own thread in event order. After a
 // 410 Gone it re-lists and reports the difference (adds, updates, deletes) to the handlers.
+// Handlers see the cached objects themselves (shared, immutable): no copy per event.
 #pragma once
 
 #include <atomic>
@@ -36,6 +37,10 @@ class Informer {
     std::chrono::milliseconds resync_period{0};
     Backoff::Options backoff{};
     int watch_timeout_seconds = 300;
+    // Applied to every object as it arrives (list and watch), before it is cached or handed to
+    // a handler: drops what the controller never reads, so the cache holds less (client-go's
+    // SetTransform). Empty = keep objects whole.
+    std::function<web::json::value(const web::json::value&)> transform;
   };
 
   Informer(Client& client, Resource resource, std::string ns, Options options);
@@ -64,6 +69,7 @@ class Informer {
  private:
   std::string relist();
   void on_event(const WatchEvent& event);
+  ObjectPtr ingest(const web::json::value& obj) const;
   void run(const std::stop_token& stop);
 
   Client& client_;

@@ -131,7 +131,7 @@ class InformerTest : public ::testing::Test {
     std::map<std::string, std::string> server, cached;
     for (const auto& o : client.list(resources::config_maps(), ns, lo).items)
       server[meta_name(o)] = meta_resource_version(o);
-    for (const auto& o : inf.cache().list()) cached[meta_name(o)] = meta_resource_version(o);
+    for (const auto& o : inf.cache().list()) cached[meta_name(*o)] = meta_resource_version(*o);
     return server == cached;
   }
   Client client{ControlPlane::get().config()};
@@ -171,6 +171,38 @@ TEST_F(InformerTest, CacheAndHandlersConvergeWithTheServer) {
   ASSERT_TRUE(cached);
   EXPECT_EQ(data_value(*cached, "x"), "y");
   EXPECT_FALSE(inf.cache().get(ns, "unlabelled"));
+  inf.stop();
+}
+
+TEST_F(InformerTest, TransformShapesWhatIsCachedAndWhatHandlersSee) {
+  const auto& cms = resources::config_maps();
+  client.create(cms, ns, config_map("listed", {{"keep", "1"}, {"drop", "2"}}));
+  Informer::Options opts;
+  opts.transform = [](const value& obj) {
+    value out = obj;
+    if (out.at("metadata").has_field("managedFields")) out.at("metadata").erase("managedFields");
+    if (out.has_field("data") && out.at("data").has_field("drop")) out.at("data").erase("drop");
+    return out;
+  };
+  Informer inf(client, cms, ns, opts);
+  std::atomic<int> seen_untransformed{0}, seen{0};
+  auto check = [&](const value& o) {
+    ++seen;
+    if (o.at("metadata").has_field("managedFields") || o.at("data").has_field("drop"))
+      ++seen_untransformed;
+  };
+  inf.add_handlers({check, [&](const value&, const value& n) { check(n); }, check});
+  inf.start();
+  ASSERT_TRUE(inf.wait_for_sync(15s));
+  client.create(cms, ns, config_map("watched", {{"keep", "1"}, {"drop", "2"}}));
+  client.remove(cms, ns, "listed");
+  EXPECT_TRUE(eventually([&] { return seen >= 3; }));
+  EXPECT_EQ(seen_untransformed.load(), 0) << "list, add and delete all go through the transform";
+  auto cached = inf.cache().get(ns, "watched");
+  ASSERT_TRUE(cached);
+  EXPECT_FALSE(cached->at("metadata").has_field("managedFields"));
+  EXPECT_EQ(data_value(*cached, "keep"), "1");
+  EXPECT_FALSE(cached->at("data").has_field("drop"));
   inf.stop();
 }
 
