@@ -178,6 +178,7 @@ std::vector<ObjectPtr> ObjectCache::list_matching(const std::map<std::string, st
     if (b == by_label_.end()) return {};  // no object carries this pair
     if (!smallest || b->second.size() < smallest->size()) smallest = &b->second;
   }
+  if (smallest == nullptr) return {};  // unreachable: `labels` is not empty
   return resolve(*smallest, ns, pairs);
 }
 
