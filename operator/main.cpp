@@ -15,8 +15,8 @@
 #include "common/http/metrics_server.h"
 #include "common/http/server.h"
 #include "common/log.h"
+#include "common/metrics/collection.h"
 #include "common/metrics/process_collector.h"
-#include "common/metrics/registry.h"
 #include "operator/controller/job_controller.h"
 #include "operator/controller/operator_metrics.h"
 #include "operator/controller/operator_options.h"
@@ -74,9 +74,9 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   }
   kube::Client& client = *client_holder;
 
-  metrics::Registry registry;
-  metrics::register_process_collector(registry);
-  op::OperatorMetrics operator_metrics(registry);
+  metrics::Collection exposed;
+  exposed.add(std::make_shared<metrics::ProcessCollector>());
+  op::OperatorMetrics operator_metrics(exposed);
 
   const std::string identity = env_or("POD_NAME", kube::default_identity());
   op::ControllerConfig cc;
@@ -95,7 +95,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   std::optional<http::MetricsServer> metrics_server;
   std::optional<http::Server> health_server;
   if (opts.metrics.enabled) {
-    metrics_server.emplace(registry, server_options(opts.metrics));
+    metrics_server.emplace(exposed, server_options(opts.metrics));
     metrics_server->set_readiness([&] { return manager.ready(); });
     manager.add(rt::Stage::kServers,
                 std::make_unique<rt::ServerRunnable>("metrics server", metrics_server->server()));

@@ -1,13 +1,11 @@
 #include "common/http/metrics_server.h"
 
-#include "common/metrics/exposition.h"
-
 namespace ddp3d::http {
 
-MetricsServer::MetricsServer(const metrics::Registry& registry, ServerOptions options)
-    : registry_(registry), server_(std::move(options)) {
+MetricsServer::MetricsServer(const metrics::Collection& metrics, ServerOptions options)
+    : metrics_(metrics), server_(std::move(options)) {
   server_.handle("/metrics", [this](const Request&) {
-    return Response{200, metrics::kTextContentType, registry_.expose()};
+    return Response{200, metrics::kTextContentType, metrics_.text()};
   });
   // Liveness: answering at all is the signal.
   server_.handle("/healthz", [](const Request&) {

@@ -1,10 +1,10 @@
-// The observability endpoint every ddp3d process runs: /metrics (a Registry in Prometheus
-// text format), /healthz (liveness: 200 while the process serves HTTP) and /readyz
+// The observability endpoint every ddp3d process runs: /metrics (a metrics::Collection in
+// Prometheus text format), /healthz (liveness: 200 while the process serves HTTP) and /readyz
 // (readiness: 200 or 503 from a settable flag or callback).
 //
-//   ddp3d::metrics::Registry registry;
-//   ddp3d::metrics::register_process_collector(registry);
-//   ddp3d::http::MetricsServer endpoint(registry, {.port = 9100});
+//   ddp3d::metrics::Collection metrics;
+//   metrics.add(std::make_shared<ddp3d::metrics::ProcessCollector>());
+//   ddp3d::http::MetricsServer endpoint(metrics, {.port = 9100});
 //   endpoint.start();
 //   endpoint.set_ready(true);
 #pragma once
@@ -14,14 +14,14 @@
 #include <mutex>
 
 #include "common/http/server.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/collection.h"
 
 namespace ddp3d::http {
 
 class MetricsServer {
  public:
-  // The registry must outlive this object.
-  MetricsServer(const metrics::Registry& registry, ServerOptions options = {});
+  // The collection must outlive this object.
+  MetricsServer(const metrics::Collection& metrics, ServerOptions options = {});
 
   void start() { server_.start(); }
   void stop() { server_.stop(); }
@@ -36,7 +36,7 @@ class MetricsServer {
   Server& server() { return server_; }
 
  private:
-  const metrics::Registry& registry_;
+  const metrics::Collection& metrics_;
   std::atomic<bool> ready_{false};
   mutable std::mutex check_mutex_;
   std::function<bool()> check_;

@@ -54,8 +54,15 @@ std::optional<double> count_open_fds() {
   return count;
 }
 
-FamilySnapshot single(const char* name, const char* help, MetricType type, double value) {
-  return FamilySnapshot{name, help, type, {Sample{"", {}, value}}};
+prometheus::MetricFamily single(const char* name, const char* help, prometheus::MetricType type,
+                                double value) {
+  prometheus::ClientMetric m;
+  if (type == prometheus::MetricType::Counter) {
+    m.counter.value = value;
+  } else {
+    m.gauge.value = value;
+  }
+  return prometheus::MetricFamily{name, help, type, {m}};
 }
 
 }  // namespace
@@ -115,8 +122,8 @@ std::optional<std::uint64_t> parse_boot_time(std::string_view text) {
   return std::nullopt;
 }
 
-std::vector<FamilySnapshot> ProcessCollector::collect() const {
-  std::vector<FamilySnapshot> out;
+std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
+  std::vector<prometheus::MetricFamily> out;
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
   // A scrape must not fail because one source is unreadable: skip what cannot be read.
@@ -124,39 +131,36 @@ std::vector<FamilySnapshot> ProcessCollector::collect() const {
     try {
       const ProcStat s = parse_proc_stat(*stat_text);
       out.push_back(single("process_cpu_seconds_total",
-                           "Total user and system CPU time spent in seconds.", MetricType::kCounter,
+                           "Total user and system CPU time spent in seconds.",
+                           prometheus::MetricType::Counter,
                            static_cast<double>(s.utime_ticks + s.stime_ticks) / ticks));
       out.push_back(single("process_resident_memory_bytes", "Resident memory size in bytes.",
-                           MetricType::kGauge, static_cast<double>(s.rss_pages) * page));
+                           prometheus::MetricType::Gauge, static_cast<double>(s.rss_pages) * page));
       out.push_back(single("process_virtual_memory_bytes", "Virtual memory size in bytes.",
-                           MetricType::kGauge, static_cast<double>(s.vsize_bytes)));
+                           prometheus::MetricType::Gauge, static_cast<double>(s.vsize_bytes)));
       const auto boot = read_file("/proc/stat");
       if (const auto btime = boot ? parse_boot_time(*boot) : std::nullopt) {
-        out.push_back(
-            single("process_start_time_seconds",
-                   "Start time of the process since unix epoch in seconds.", MetricType::kGauge,
-                   static_cast<double>(*btime) + static_cast<double>(s.start_time_ticks) / ticks));
+        out.push_back(single(
+            "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+            prometheus::MetricType::Gauge,
+            static_cast<double>(*btime) + static_cast<double>(s.start_time_ticks) / ticks));
       }
     } catch (const std::runtime_error&) {
       // Malformed /proc/self/stat (not Linux?): leave these families out.
     }
   }
   if (const auto fds = count_open_fds()) {
-    out.push_back(
-        single("process_open_fds", "Number of open file descriptors.", MetricType::kGauge, *fds));
+    out.push_back(single("process_open_fds", "Number of open file descriptors.",
+                         prometheus::MetricType::Gauge, *fds));
   }
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
     const double max = limit.rlim_cur == RLIM_INFINITY ? std::numeric_limits<double>::infinity()
                                                        : static_cast<double>(limit.rlim_cur);
     out.push_back(single("process_max_fds", "Maximum number of open file descriptors.",
-                         MetricType::kGauge, max));
+                         prometheus::MetricType::Gauge, max));
   }
   return out;
-}
-
-void register_process_collector(Registry& registry) {
-  registry.add_collector(std::make_shared<ProcessCollector>());
 }
 
 }  // namespace ddp3d::metrics

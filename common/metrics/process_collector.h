@@ -4,13 +4,13 @@
 // process_max_fds.
 #pragma once
 
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
-
-#include "common/metrics/registry.h"
 
 namespace ddp3d::metrics {
 
@@ -29,12 +29,10 @@ ProcStat parse_proc_stat(std::string_view text);
 // The "btime" line of /proc/stat (boot time, seconds since the epoch); nullopt if absent.
 std::optional<std::uint64_t> parse_boot_time(std::string_view proc_stat_text);
 
-class ProcessCollector : public Collector {
+// A prometheus-cpp source (add it to a Collection): every value is read when scraped.
+class ProcessCollector : public prometheus::Collectable {
  public:
-  std::vector<FamilySnapshot> collect() const override;
+  std::vector<prometheus::MetricFamily> Collect() const override;
 };
-
-// Adds a ProcessCollector to the registry.
-void register_process_collector(Registry& registry);
 
 }  // namespace ddp3d::metrics

@@ -220,13 +220,13 @@ void JobController::worker() {
     try {
       process(*key);
       queue_.forget(*key);
-      metrics_.reconcile_total.labels({"success"}).inc();
+      metrics_.reconcile_total.Add({{"result", "success"}}).Increment();
     } catch (const std::exception& e) {
-      metrics_.reconcile_total.labels({"error"}).inc();
+      metrics_.reconcile_total.Add({{"result", "error"}}).Increment();
       log::warning("reconcile " + *key + " failed (will retry): " + e.what());
       queue_.add_rate_limited(*key);
     }
-    metrics_.reconcile_duration_seconds.observe(
+    metrics_.reconcile_duration_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     queue_.done(*key);
   }
@@ -286,7 +286,7 @@ void JobController::process(const std::string& key) {
     } catch (const kube::ConflictError&) {
       // Someone wrote the job since our cache saw it. Our decision may rest on an old status,
       // so nothing is applied; the informer delivers the new version and we decide again.
-      metrics_.status_conflicts_total.inc();
+      metrics_.status_conflicts_total.Increment();
       log::info(key + ": status conflict; reconciling again on the newer version");
       written_status_.forget(key);
       queue_.add_after(key, std::chrono::milliseconds(200));
@@ -298,9 +298,11 @@ void JobController::process(const std::string& key) {
     // Restarts for failures and for disruptions alike: each recreated the whole group.
     const int restarted = (result.status.restarts - job.status.restarts) +
                           (result.status.disruptions - job.status.disruptions);
-    if (restarted > 0) metrics_.gang_restarts_total.labels({ns, name}).inc(restarted);
+    if (restarted > 0) {
+      metrics_.gang_restarts_total.Add({{"namespace", ns}, {"job", name}}).Increment(restarted);
+    }
     if (result.status.phase == api::Phase::kFailed && job.status.phase != api::Phase::kFailed) {
-      metrics_.jobs_failed_total.labels({result.status.reason}).inc();
+      metrics_.jobs_failed_total.Add({{"reason", result.status.reason}}).Increment();
     }
     if (result.status.phase != job.status.phase) {
       log::info(key + ": " + api::to_string(job.status.phase) + " -> " +
@@ -322,7 +324,7 @@ void JobController::process(const std::string& key) {
       if (!first_error) first_error = std::current_exception();
       continue;
     }
-    metrics_.actions_total.labels({controller::to_string(a.kind)}).inc();
+    metrics_.actions_total.Add({{"action", controller::to_string(a.kind)}}).Increment();
     if (a.kind != controller::Action::Kind::kEvent) {
       log::debug(key + ": " + controller::to_string(a.kind) + " " + a.name);
     }

@@ -1,15 +1,33 @@
 #include "operator/controller/operator_metrics.h"
 
-#include <mutex>
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
 
-#include "common/metrics/metric.h"
+#include <mutex>
+#include <vector>
 
 namespace ddp3d::op {
+namespace {
+
+prometheus::Family<prometheus::Counter>& counters(metrics::Collection& m, const char* name,
+                                                  const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(m.registry());
+}
+
+prometheus::ClientMetric gauge_sample(double value, const std::string& label = {},
+                                      const std::string& label_value = {}) {
+  prometheus::ClientMetric sample;
+  if (!label.empty()) sample.label.push_back({label, label_value});
+  sample.gauge.value = value;
+  return sample;
+}
+
+}  // namespace
 
 // Gauges whose value is read when Prometheus scrapes, so they can never drift from the cache.
-class OperatorMetrics::Sources : public metrics::Collector {
+class OperatorMetrics::Sources : public prometheus::Collectable {
  public:
-  std::vector<metrics::FamilySnapshot> collect() const override {
+  std::vector<prometheus::MetricFamily> Collect() const override {
     PhaseCounts phases;
     Depth depth;
     {
@@ -17,11 +35,11 @@ class OperatorMetrics::Sources : public metrics::Collector {
       phases = phases_;
       depth = depth_;
     }
-    metrics::FamilySnapshot jobs{"ddp3d_operator_trainingjobs",
-                                 "TrainingJobs in the watched namespaces, by status phase "
-                                 "(New: not reconciled yet).",
-                                 metrics::MetricType::kGauge,
-                                 {}};
+    prometheus::MetricFamily jobs{"ddp3d_operator_trainingjobs",
+                                  "TrainingJobs in the watched namespaces, by status phase "
+                                  "(New: not reconciled yet).",
+                                  prometheus::MetricType::Gauge,
+                                  {}};
     std::map<std::string, double> counts;
     for (const char* p : {"New", "Pending", "Starting", "Running", "Restarting", "Succeeded",
                           "Failed", "Suspended"}) {
@@ -30,11 +48,11 @@ class OperatorMetrics::Sources : public metrics::Collector {
     if (phases) {
       for (const auto& [phase, n] : phases()) counts[phase] += n;
     }
-    for (const auto& [phase, n] : counts) jobs.samples.push_back({"", {{"phase", phase}}, n});
-    metrics::FamilySnapshot queue{"ddp3d_operator_workqueue_depth",
-                                  "Keys waiting in the reconcile work queue.",
-                                  metrics::MetricType::kGauge,
-                                  {{"", {}, depth ? depth() : 0.0}}};
+    for (const auto& [phase, n] : counts) jobs.metric.push_back(gauge_sample(n, "phase", phase));
+    prometheus::MetricFamily queue{"ddp3d_operator_workqueue_depth",
+                                   "Keys waiting in the reconcile work queue.",
+                                   prometheus::MetricType::Gauge,
+                                   {gauge_sample(depth ? depth() : 0.0)}};
     return {jobs, queue};
   }
 
@@ -50,29 +68,33 @@ class OperatorMetrics::Sources : public metrics::Collector {
   Depth depth_;
 };
 
-OperatorMetrics::OperatorMetrics(metrics::Registry& registry)
-    : reconcile_total(registry.counter("ddp3d_operator_reconcile_total",
-                                       "Reconciles of a TrainingJob, by result.", {"result"})),
+OperatorMetrics::OperatorMetrics(metrics::Collection& m)
+    : reconcile_total(
+          counters(m, "ddp3d_operator_reconcile_total", "Reconciles of a TrainingJob, by result.")),
       reconcile_duration_seconds(
-          registry.histogram("ddp3d_operator_reconcile_duration_seconds",
-                             "Time to reconcile one TrainingJob, including its API calls.",
-                             metrics::exponential_buckets(0.001, 2, 14))),
-      actions_total(registry.counter("ddp3d_operator_actions_total",
-                                     "Changes applied to the cluster, by action.", {"action"})),
-      gang_restarts_total(registry.counter("ddp3d_operator_gang_restarts_total",
-                                           "Whole-group restarts of a TrainingJob.",
-                                           {"namespace", "job"})),
-      jobs_failed_total(registry.counter("ddp3d_operator_jobs_failed_total",
-                                         "TrainingJobs that reached phase Failed, by reason.",
-                                         {"reason"})),
+          prometheus::BuildHistogram()
+              .Name("ddp3d_operator_reconcile_duration_seconds")
+              .Help("Time to reconcile one TrainingJob, including its API calls.")
+              .Register(m.registry())
+              .Add({}, metrics::exponential_buckets(0.001, 2, 14))),
+      actions_total(counters(m, "ddp3d_operator_actions_total",
+                             "Changes applied to the cluster, by action.")),
+      gang_restarts_total(counters(m, "ddp3d_operator_gang_restarts_total",
+                                   "Whole-group restarts of a TrainingJob.")),
+      jobs_failed_total(counters(m, "ddp3d_operator_jobs_failed_total",
+                                 "TrainingJobs that reached phase Failed, by reason.")),
       status_conflicts_total(
-          registry.counter("ddp3d_operator_status_conflicts_total",
-                           "Status writes rejected with 409 Conflict (stale resourceVersion).")),
-      is_leader(registry.gauge("ddp3d_operator_is_leader",
-                               "1 while this replica reconciles (holds the Lease, or runs "
-                               "without leader election), else 0.")),
+          counters(m, "ddp3d_operator_status_conflicts_total",
+                   "Status writes rejected with 409 Conflict (stale resourceVersion).")
+              .Add({})),
+      is_leader(prometheus::BuildGauge()
+                    .Name("ddp3d_operator_is_leader")
+                    .Help("1 while this replica reconciles (holds the Lease, or runs without "
+                          "leader election), else 0.")
+                    .Register(m.registry())
+                    .Add({})),
       sources_(std::make_shared<Sources>()) {
-  registry.add_collector(sources_);
+  m.add(sources_);
 }
 
 void OperatorMetrics::set_sources(PhaseCounts phases, Depth depth) {

@@ -1,13 +1,18 @@
 // The operator's Prometheus metrics (documented in docs/metrics.md, "Operator metrics"; the
-// chart's dashboards and alert rules use these names).
+// chart's dashboards and alert rules use these names), as prometheus-cpp families.
 #pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
-#include "common/metrics/registry.h"
+#include "common/metrics/collection.h"
 
 namespace ddp3d::op {
 
@@ -17,17 +22,18 @@ class OperatorMetrics {
   using PhaseCounts = std::function<std::map<std::string, double>()>;
   using Depth = std::function<double()>;
 
-  explicit OperatorMetrics(metrics::Registry& registry);
+  // Registers the families in `metrics` (which must outlive this).
+  explicit OperatorMetrics(metrics::Collection& metrics);
 
   void set_sources(PhaseCounts phases, Depth depth);
 
-  metrics::CounterFamily& reconcile_total;  // {result="success"|"error"}
-  metrics::HistogramFamily& reconcile_duration_seconds;
-  metrics::CounterFamily& actions_total;        // {action="CreatePod"|...}
-  metrics::CounterFamily& gang_restarts_total;  // {namespace, job}
-  metrics::CounterFamily& jobs_failed_total;    // {reason}
-  metrics::CounterFamily& status_conflicts_total;
-  metrics::GaugeFamily& is_leader;
+  prometheus::Family<prometheus::Counter>& reconcile_total;  // {result="success"|"error"}
+  prometheus::Histogram& reconcile_duration_seconds;
+  prometheus::Family<prometheus::Counter>& actions_total;        // {action="CreatePod"|...}
+  prometheus::Family<prometheus::Counter>& gang_restarts_total;  // {namespace, job}
+  prometheus::Family<prometheus::Counter>& jobs_failed_total;    // {reason}
+  prometheus::Counter& status_conflicts_total;
+  prometheus::Gauge& is_leader;
 
  private:
   class Sources;

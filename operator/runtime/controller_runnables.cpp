@@ -13,13 +13,13 @@ void ControllerInformers::stop(StopMode /*mode*/) noexcept {
 
 void ControllerWorkers::start(const std::stop_token& /*stop*/) {
   controller_.start_workers();
-  metrics_.is_leader.set(1);
+  metrics_.is_leader.Set(1);
 }
 
 void ControllerWorkers::stop(StopMode mode) noexcept {
   if (mode == StopMode::kAbandon) client_.abort();
   controller_.stop_workers(/*drain=*/mode == StopMode::kDrain);
-  metrics_.is_leader.set(0);
+  metrics_.is_leader.Set(0);
 }
 
 }  // namespace ddp3d::op::runtime

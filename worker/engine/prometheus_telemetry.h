@@ -3,10 +3,16 @@
 // many jobs and every rank of each.
 #pragma once
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "common/metrics/registry.h"
 #include "worker/engine/train_telemetry.h"
 
 namespace ddp3d::engine {
@@ -25,21 +31,23 @@ class PrometheusTrainTelemetry final : public TrainTelemetry {
  public:
   // Registers the families in `registry` (which must outlive this) and creates this rank's
   // series, so every family but the loss (see on_loss) is present from the first scrape.
-  PrometheusTrainTelemetry(metrics::Registry& registry, const TelemetryLabels& labels);
+  PrometheusTrainTelemetry(prometheus::Registry& registry, const TelemetryLabels& labels);
 
+  void on_start(std::int64_t planned_iters) override;
   void on_step(const StepRecord& step) override;
   void on_loss(double mean_loss) override;
 
  private:
-  metrics::Counter& steps_;
-  metrics::Counter& samples_;
-  metrics::GaugeFamily& loss_family_;
-  std::vector<std::string> label_values_;
-  metrics::Gauge* loss_ = nullptr;  // set by the first on_loss (runner thread only)
-  metrics::Gauge& epoch_;
-  metrics::Gauge& lr_;
-  metrics::Histogram& step_seconds_;
-  metrics::Histogram& allreduce_seconds_;
+  prometheus::Labels labels_;
+  prometheus::Counter& steps_;
+  prometheus::Gauge& max_steps_;
+  prometheus::Counter& samples_;
+  prometheus::Family<prometheus::Gauge>& loss_family_;
+  prometheus::Gauge* loss_ = nullptr;  // set by the first on_loss (runner thread only)
+  prometheus::Gauge& epoch_;
+  prometheus::Gauge& lr_;
+  prometheus::Histogram& step_seconds_;
+  prometheus::Histogram& allreduce_seconds_;
 };
 
 }  // namespace ddp3d::engine

@@ -23,6 +23,8 @@ struct StepRecord {
 class TrainTelemetry {
  public:
   virtual ~TrainTelemetry() = default;
+  // Training starts (or resumes) and this process will run `planned_iters` iterations.
+  virtual void on_start(std::int64_t planned_iters) = 0;
   virtual void on_step(const StepRecord& step) = 0;
   // This rank's mean total loss over the last logging window (log_interval iterations). The
   // runner reports it where it reads losses back from the device anyway, so watching the loss

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/http/metrics_server.h"
+#include "common/metrics/collection.h"
 #include "common/metrics/process_collector.h"
 
 namespace ddp3d::engine {
@@ -55,13 +56,13 @@ MetricsEndpointSettings resolve_metrics_endpoint(const std::optional<std::string
 }
 
 WorkerMetrics::WorkerMetrics(const MetricsEndpointSettings& settings)
-    : registry_(std::make_unique<metrics::Registry>()) {
-  metrics::register_process_collector(*registry_);
-  telemetry_ = std::make_unique<PrometheusTrainTelemetry>(*registry_, settings.labels);
+    : metrics_(std::make_unique<metrics::Collection>()) {
+  metrics_->add(std::make_shared<metrics::ProcessCollector>());
+  telemetry_ = std::make_unique<PrometheusTrainTelemetry>(metrics_->registry(), settings.labels);
   http::ServerOptions so;
   so.address = settings.address;
   so.port = settings.port;
-  server_ = std::make_unique<http::MetricsServer>(*registry_, so);
+  server_ = std::make_unique<http::MetricsServer>(*metrics_, so);
   try {
     server_->start();
   } catch (const std::exception& e) {

@@ -15,6 +15,9 @@
 namespace ddp3d::http {
 class MetricsServer;
 }
+namespace ddp3d::metrics {
+class Collection;
+}
 
 namespace ddp3d::engine {
 
@@ -34,7 +37,7 @@ MetricsEndpointSettings resolve_metrics_endpoint(const std::optional<std::string
                                                  std::optional<std::int64_t> config_port,
                                                  int local_rank, int rank, const std::string& job);
 
-// Owns the registry (process_* and the training families), the telemetry and the HTTP server.
+// Owns the metrics (process_* and the training families), the telemetry and the HTTP server.
 // The server runs its own threads: a slow or stuck scraper holds one of them, never the
 // training loop, which only updates atomics.
 class WorkerMetrics {
@@ -52,7 +55,7 @@ class WorkerMetrics {
   void set_ready(bool ready);  // /readyz
 
  private:
-  std::unique_ptr<metrics::Registry> registry_;
+  std::unique_ptr<metrics::Collection> metrics_;
   std::unique_ptr<PrometheusTrainTelemetry> telemetry_;
   std::unique_ptr<http::MetricsServer> server_;
 };

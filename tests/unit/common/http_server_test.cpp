@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <prometheus/counter.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,7 +19,7 @@
 
 #include "common/http/metrics_server.h"
 #include "common/http/server.h"
-#include "common/metrics/exposition.h"
+#include "common/metrics/collection.h"
 #include "tests/unit/common/raw_http_client.h"
 
 namespace ddp3d::http {
@@ -35,13 +36,18 @@ Reply get(std::uint16_t port, const std::string& path, const std::string& method
 class MetricsServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    registry_.counter("ddp3d_test_requests_total", "Requests.", {"code"}).labels({"200"}).inc(3);
+    prometheus::BuildCounter()
+        .Name("ddp3d_test_requests_total")
+        .Help("Requests.")
+        .Register(metrics_.registry())
+        .Add({{"code", "200"}})
+        .Increment(3);
     server_.start();
     ASSERT_NE(server_.port(), 0);
   }
 
-  metrics::Registry registry_;
-  MetricsServer server_{registry_, {.address = "127.0.0.1", .port = 0}};
+  metrics::Collection metrics_;
+  MetricsServer server_{metrics_, {.address = "127.0.0.1", .port = 0}};
 };
 
 TEST_F(MetricsServerTest, MetricsServesTheRegistryInTextFormat) {
@@ -50,7 +56,7 @@ TEST_F(MetricsServerTest, MetricsServesTheRegistryInTextFormat) {
   EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_EQ(r.header("Connection"), "close");
   EXPECT_EQ(r.header("Content-Length"), std::to_string(r.body.size()));
-  EXPECT_EQ(r.body, registry_.expose());
+  EXPECT_EQ(r.body, metrics_.text());
   EXPECT_NE(r.body.find("ddp3d_test_requests_total{code=\"200\"} 3\n"), std::string::npos);
   // The query string does not change routing.
   EXPECT_EQ(get(server_.port(), "/metrics?debug=1").status, 200);
@@ -59,7 +65,7 @@ TEST_F(MetricsServerTest, MetricsServesTheRegistryInTextFormat) {
 TEST_F(MetricsServerTest, HeadSendsHeadersOnly) {
   const Reply r = get(server_.port(), "/metrics", "HEAD");
   EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.header("Content-Length"), std::to_string(registry_.expose().size()));
+  EXPECT_EQ(r.header("Content-Length"), std::to_string(metrics_.text().size()));
   EXPECT_TRUE(r.body.empty());
 }
 

@@ -4,12 +4,18 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <prometheus/metric_family.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "common/metrics/collection.h"
 
 namespace ddp3d::metrics {
 namespace {
@@ -47,28 +53,31 @@ TEST(ParseBootTime, FindsBtimeLine) {
   EXPECT_EQ(parse_boot_time("cpu 1 2\n"), std::nullopt);
 }
 
-std::map<std::string, FamilySnapshot> by_name(const std::vector<FamilySnapshot>& families) {
-  std::map<std::string, FamilySnapshot> out;
+std::map<std::string, prometheus::MetricFamily> by_name(
+    const std::vector<prometheus::MetricFamily>& families) {
+  std::map<std::string, prometheus::MetricFamily> out;
   for (const auto& f : families) {
     out[f.name] = f;
   }
   return out;
 }
 
-double value_of(const std::map<std::string, FamilySnapshot>& m, const std::string& name) {
+double value_of(const std::map<std::string, prometheus::MetricFamily>& m, const std::string& name) {
   const auto it = m.find(name);
   EXPECT_NE(it, m.end()) << name << " missing";
-  if (it == m.end() || it->second.samples.size() != 1) {
+  if (it == m.end() || it->second.metric.size() != 1) {
     return -1;
   }
-  return it->second.samples[0].value;
+  const prometheus::ClientMetric& sample = it->second.metric[0];
+  return it->second.type == prometheus::MetricType::Counter ? sample.counter.value
+                                                            : sample.gauge.value;
 }
 
 TEST(ProcessCollector, LiveValuesMatchWhatThisProcessDoes) {
   ProcessCollector collector;
-  const auto before = by_name(collector.collect());
+  const auto before = by_name(collector.Collect());
   ASSERT_EQ(before.size(), 6u);
-  EXPECT_EQ(before.at("process_cpu_seconds_total").type, MetricType::kCounter);
+  EXPECT_EQ(before.at("process_cpu_seconds_total").type, prometheus::MetricType::Counter);
 
   // Five more descriptors must show up exactly.
   std::vector<int> fds;
@@ -87,7 +96,7 @@ TEST(ProcessCollector, LiveValuesMatchWhatThisProcessDoes) {
     sink = sink + 1;
   }
 
-  const auto after = by_name(collector.collect());
+  const auto after = by_name(collector.Collect());
   for (int fd : fds) {
     ::close(fd);
   }
@@ -110,13 +119,13 @@ TEST(ProcessCollector, LiveValuesMatchWhatThisProcessDoes) {
   EXPECT_EQ(buffer[kBytes - 1], 1);
 }
 
-TEST(ProcessCollector, RegistersIntoRegistryOnce) {
-  Registry r;
-  register_process_collector(r);
-  const std::string text = r.expose();
+TEST(ProcessCollector, JoinsACollectionOnce) {
+  Collection c;
+  c.add(std::make_shared<ProcessCollector>());
+  const std::string text = c.text();
   EXPECT_NE(text.find("# TYPE process_cpu_seconds_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE process_open_fds gauge\n"), std::string::npos);
-  EXPECT_THROW(register_process_collector(r), std::invalid_argument);
+  EXPECT_THROW(c.add(std::make_shared<ProcessCollector>()), std::invalid_argument);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -22,8 +25,8 @@
 #include <vector>
 
 #include "common/http/metrics_server.h"
+#include "common/metrics/collection.h"
 #include "common/metrics/process_collector.h"
-#include "common/metrics/registry.h"
 #include "tests/unit/common/raw_http_client.h"
 
 extern char** environ;
@@ -140,14 +143,23 @@ TEST(PrometheusScrape, ServerScrapesOurEndpointAndReadsValuesBack) {
   ASSERT_FALSE(binary.empty())
       << "prometheus not found on PATH (Debian package 'prometheus'; run tools/setup.sh)";
 
-  metrics::Registry registry;
-  metrics::register_process_collector(registry);
+  metrics::Collection metrics;
+  metrics.add(std::make_shared<metrics::ProcessCollector>());
   // A label value that needs every escape, plus a non-ASCII character.
-  registry.counter("ddp3d_scrape_probe_total", "Probe.", {"kind"}).labels({"a\"b\\c\nd é"}).inc(7);
-  auto& h = registry.histogram("ddp3d_scrape_probe_seconds", "Probe time.", {0.5, 1});
-  h.observe(0.25);
-  h.observe(3);
-  http::MetricsServer endpoint(registry, {.address = "127.0.0.1", .port = 0});
+  prometheus::BuildCounter()
+      .Name("ddp3d_scrape_probe_total")
+      .Help("Probe.")
+      .Register(metrics.registry())
+      .Add({{"kind", "a\"b\\c\nd é"}})
+      .Increment(7);
+  auto& h = prometheus::BuildHistogram()
+                .Name("ddp3d_scrape_probe_seconds")
+                .Help("Probe time.")
+                .Register(metrics.registry())
+                .Add({}, std::vector<double>{0.5, 1});
+  h.Observe(0.25);
+  h.Observe(3);
+  http::MetricsServer endpoint(metrics, {.address = "127.0.0.1", .port = 0});
   endpoint.start();
 
   PrometheusProcess prometheus(binary, endpoint.port());

@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 
 #include "worker/engine/toy/synthetic_regression.h"
@@ -173,10 +174,12 @@ TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
 // Records what the runner reports, as the Prometheus telemetry would receive it.
 class RecordingTelemetry : public TrainTelemetry {
  public:
+  void on_start(std::int64_t planned_iters) override { planned.push_back(planned_iters); }
   void on_step(const StepRecord& step) override { steps.push_back(step); }
   void on_loss(double mean_loss) override { losses.push_back(mean_loss); }
   std::vector<StepRecord> steps;
   std::vector<double> losses;
+  std::vector<std::int64_t> planned;
 };
 
 TEST_F(RunnerTest, TelemetrySeesEveryIterationAndTheWindowLoss) {
@@ -193,7 +196,8 @@ TEST_F(RunnerTest, TelemetrySeesEveryIterationAndTheWindowLoss) {
     runner.set_telemetry(&telemetry);
     runner.train();
   }
-  ASSERT_EQ(telemetry.steps.size(), 8u);  // 2 epochs x 4 iterations
+  ASSERT_EQ(telemetry.steps.size(), 8u);                       // 2 epochs x 4 iterations
+  EXPECT_EQ(telemetry.planned, std::vector<std::int64_t>{8});  // announced before the first
   for (std::size_t i = 0; i < telemetry.steps.size(); ++i) {
     const StepRecord& s = telemetry.steps[i];
     EXPECT_EQ(s.epoch, i < 4 ? 1 : 2);

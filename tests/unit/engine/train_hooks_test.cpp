@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -203,10 +204,12 @@ TEST_F(HookTest, LoggerRefusesAZeroInterval) {
 
 class RecordingTelemetry : public TrainTelemetry {
  public:
+  void on_start(std::int64_t planned_iters) override { planned.push_back(planned_iters); }
   void on_step(const StepRecord& step) override { steps.push_back(step); }
   void on_loss(double mean_loss) override { losses.push_back(mean_loss); }
   std::vector<StepRecord> steps;
   std::vector<double> losses;
+  std::vector<std::int64_t> planned;
 };
 
 TEST_F(HookTest, TelemetryGetsEveryStepAndOnlyThePublishedWindowLoss) {
@@ -232,6 +235,17 @@ TEST_F(HookTest, TelemetryGetsEveryStepAndOnlyThePublishedWindowLoss) {
   EXPECT_EQ(telemetry.steps[0].allreduce_seconds, 0.125);
   EXPECT_FALSE(telemetry.steps[1].allreduce_seconds.has_value());
   EXPECT_EQ(telemetry.losses, std::vector<double>{0.75});
+}
+
+TEST_F(HookTest, TelemetryIsToldTheIterationsLeftAfterAResume) {
+  FakeLoop loop;
+  loop.p.max_epochs = 4;
+  loop.p.iters_per_epoch = 10;
+  loop.p.global_iter = 13;  // resumed mid-epoch 2
+  RecordingTelemetry telemetry;
+  TelemetryHook hook(telemetry);
+  hook.before_train(loop);
+  EXPECT_EQ(telemetry.planned, std::vector<std::int64_t>{27});
 }
 
 TEST_F(HookTest, CheckpointIsSavedEveryIntervalAndAfterTheLastEpoch) {

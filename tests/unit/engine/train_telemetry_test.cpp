@@ -10,8 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "../common/promtool.h"
 #include "../common/raw_http_client.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/collection.h"
 #include "worker/engine/prometheus_telemetry.h"
 #include "worker/engine/worker_metrics.h"
 
@@ -25,8 +26,8 @@ bool has_line(const std::string& text, const std::string& line) {
 constexpr const char* kJob3 = R"({job_name="pp-car",rank="3"})";
 
 TEST(TrainTelemetry, FamiliesHoldTheValuesOfFiveSteps) {
-  metrics::Registry registry;
-  PrometheusTrainTelemetry telemetry(registry, {"pp-car", "3"});
+  metrics::Collection metrics;
+  PrometheusTrainTelemetry telemetry(metrics.registry(), {"pp-car", "3"});
   // 5 iterations of 4 samples; the 2nd and 4th are accumulation steps (no all-reduce).
   // Binary fractions, so the sum is exact: 2^-8, 2^-7, 2^-6, 2^-5 and 1.5 s.
   const double step_s[] = {0.00390625, 0.0078125, 0.015625, 0.03125, 1.5};
@@ -40,7 +41,7 @@ TEST(TrainTelemetry, FamiliesHoldTheValuesOfFiveSteps) {
     telemetry.on_step(r);
   }
   telemetry.on_loss(0.75);
-  const std::string text = registry.expose();
+  const std::string text = metrics.text();
   const std::string l = kJob3;
   EXPECT_TRUE(has_line(text, "# TYPE ddp3d_train_steps_total counter")) << text;
   EXPECT_TRUE(has_line(text, "ddp3d_train_steps_total" + l + " 5")) << text;
@@ -71,20 +72,31 @@ TEST(TrainTelemetry, FamiliesHoldTheValuesOfFiveSteps) {
   EXPECT_TRUE(has_line(text, "# TYPE ddp3d_allreduce_seconds histogram")) << text;
   EXPECT_TRUE(has_line(text, "ddp3d_allreduce_seconds_count" + l + " 3")) << text;
   EXPECT_TRUE(
-      has_line(text, R"(ddp3d_allreduce_seconds_bucket{job_name="pp-car",rank="3",le="4e-04"} 1)"))
+      has_line(text, R"(ddp3d_allreduce_seconds_bucket{job_name="pp-car",rank="3",le="0.0004"} 1)"))
       << text;
   EXPECT_TRUE(
-      has_line(text, R"(ddp3d_allreduce_seconds_bucket{job_name="pp-car",rank="3",le="8e-04"} 2)"))
+      has_line(text, R"(ddp3d_allreduce_seconds_bucket{job_name="pp-car",rank="3",le="0.0008"} 2)"))
       << text;
   EXPECT_TRUE(
       has_line(text, R"(ddp3d_allreduce_seconds_bucket{job_name="pp-car",rank="3",le="0.0016"} 3)"))
       << text;
 }
 
+TEST(TrainTelemetry, TheIterationsLeftAreAnnouncedAtStart) {
+  metrics::Collection metrics;
+  PrometheusTrainTelemetry telemetry(metrics.registry(), {"j", "0"});
+  EXPECT_TRUE(has_line(metrics.text(), R"(ddp3d_train_max_steps{job_name="j",rank="0"} 0)"));
+  telemetry.on_start(27);
+  telemetry.on_step({1, 2, 0.1, 0.01, 0.001});
+  const std::string text = metrics.text();
+  EXPECT_TRUE(has_line(text, R"(ddp3d_train_max_steps{job_name="j",rank="0"} 27)")) << text;
+  EXPECT_TRUE(has_line(text, R"(ddp3d_train_steps_total{job_name="j",rank="0"} 1)")) << text;
+}
+
 TEST(TrainTelemetry, EveryFamilyButTheLossIsThereBeforeTheFirstStep) {
-  metrics::Registry registry;
-  PrometheusTrainTelemetry telemetry(registry, {"j", "0"});
-  const std::string text = registry.expose();
+  metrics::Collection metrics;
+  PrometheusTrainTelemetry telemetry(metrics.registry(), {"j", "0"});
+  const std::string text = metrics.text();
   const std::string l = R"({job_name="j",rank="0"})";
   EXPECT_TRUE(has_line(text, "ddp3d_train_steps_total" + l + " 0")) << text;
   EXPECT_TRUE(has_line(text, "ddp3d_train_samples_total" + l + " 0")) << text;
@@ -96,22 +108,22 @@ TEST(TrainTelemetry, EveryFamilyButTheLossIsThereBeforeTheFirstStep) {
 }
 
 TEST(TrainTelemetry, NonFiniteLossIsExportedAsIs) {
-  metrics::Registry registry;
-  PrometheusTrainTelemetry telemetry(registry, {"j", "1"});
+  metrics::Collection metrics;
+  PrometheusTrainTelemetry telemetry(metrics.registry(), {"j", "1"});
   telemetry.on_loss(std::numeric_limits<double>::quiet_NaN());
-  EXPECT_TRUE(has_line(registry.expose(), R"(ddp3d_train_loss{job_name="j",rank="1"} NaN)"));
+  EXPECT_TRUE(has_line(metrics.text(), R"(ddp3d_train_loss{job_name="j",rank="1"} Nan)"));
   telemetry.on_loss(2.5);
-  EXPECT_TRUE(has_line(registry.expose(), R"(ddp3d_train_loss{job_name="j",rank="1"} 2.5)"));
+  EXPECT_TRUE(has_line(metrics.text(), R"(ddp3d_train_loss{job_name="j",rank="1"} 2.5)"));
 }
 
 TEST(TrainTelemetry, RanksAreSeparateSeriesOfOneFamily) {
-  metrics::Registry registry;
-  PrometheusTrainTelemetry rank0(registry, {"j", "0"});
-  PrometheusTrainTelemetry rank1(registry, {"j", "1"});
+  metrics::Collection metrics;
+  PrometheusTrainTelemetry rank0(metrics.registry(), {"j", "0"});
+  PrometheusTrainTelemetry rank1(metrics.registry(), {"j", "1"});
   rank0.on_step({1, 2, 0.1, 0.01, 0.001});
   rank1.on_step({1, 3, 0.1, 0.01, 0.001});
   rank1.on_step({1, 3, 0.1, 0.01, 0.001});
-  const std::string text = registry.expose();
+  const std::string text = metrics.text();
   EXPECT_TRUE(has_line(text, R"(ddp3d_train_steps_total{job_name="j",rank="0"} 1)")) << text;
   EXPECT_TRUE(has_line(text, R"(ddp3d_train_steps_total{job_name="j",rank="1"} 2)")) << text;
   EXPECT_TRUE(has_line(text, R"(ddp3d_train_samples_total{job_name="j",rank="1"} 6)")) << text;
@@ -180,6 +192,15 @@ TEST(WorkerMetrics, ServesTheTrainingFamiliesOverHttp) {
   const auto ready =
       http::test::parse_reply(http::test::raw_exchange(m.port(), "GET /readyz HTTP/1.0\r\n\r\n"));
   EXPECT_EQ(ready.status, 200);
+  // What the worker binary serves passes Prometheus' own checker.
+  const std::string promtool = metrics::test::find_promtool();
+  ASSERT_FALSE(promtool.empty()) << "promtool not found on PATH (Debian package 'prometheus')";
+  m.telemetry().on_loss(0.5);
+  const auto full =
+      http::test::parse_reply(http::test::raw_exchange(m.port(), "GET /metrics HTTP/1.0\r\n\r\n"));
+  const auto run = metrics::test::promtool_check(promtool, full.body);
+  EXPECT_EQ(run.exit_code, 0) << run.output << "\non:\n" << full.body;
+  EXPECT_TRUE(run.output.empty()) << run.output;
 }
 
 TEST(WorkerMetrics, APortInUseIsAnErrorNamingIt) {

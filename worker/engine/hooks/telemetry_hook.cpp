@@ -2,6 +2,11 @@
 
 namespace ddp3d::engine {
 
+void TelemetryHook::before_train(LoopContext& loop) {
+  const LoopProgress& p = loop.progress();
+  telemetry_.on_start(p.max_iters() - p.global_iter);
+}
+
 void TelemetryHook::after_train_iter(LoopContext& loop, TrainIter& iter) {
   StepRecord step;
   step.epoch = loop.progress().epoch + 1;

@@ -1,0 +1,60 @@
+// The operator's families as a scrape shows them: labelled counters, the scrape-time gauges
+// read from the cache and the queue, and that the whole body passes `promtool check metrics`.
+#include "operator/controller/operator_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/metrics/process_collector.h"
+#include "tests/unit/common/promtool.h"
+
+namespace ddp3d::op {
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST(OperatorMetrics, ScrapeShowsCountersAndTheCacheGauges) {
+  metrics::Collection exposed;
+  exposed.add(std::make_shared<metrics::ProcessCollector>());
+  OperatorMetrics m(exposed);
+  m.reconcile_total.Add({{"result", "success"}}).Increment(3);
+  m.actions_total.Add({{"action", "CreatePod"}}).Increment(2);
+  m.gang_restarts_total.Add({{"namespace", "ml"}, {"job", "pp"}}).Increment();
+  m.status_conflicts_total.Increment();
+  m.is_leader.Set(1);
+  m.reconcile_duration_seconds.Observe(0.003);
+  double depth = 4;
+  m.set_sources(
+      [] {
+        return std::map<std::string, double>{{"Running", 2}, {"Failed", 1}};
+      },
+      [&] { return depth; });
+  std::string text = exposed.text();
+  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_reconcile_total{result="success"} 3)")) << text;
+  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_actions_total{action="CreatePod"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_gang_restarts_total{job="pp",namespace="ml"} 1)"))
+      << text;
+  EXPECT_TRUE(has_line(text, "ddp3d_operator_status_conflicts_total 1")) << text;
+  EXPECT_TRUE(has_line(text, "ddp3d_operator_is_leader 1")) << text;
+  EXPECT_TRUE(has_line(text, "ddp3d_operator_reconcile_duration_seconds_count 1")) << text;
+  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_trainingjobs{phase="Running"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_trainingjobs{phase="Pending"} 0)")) << text;
+  EXPECT_TRUE(has_line(text, "ddp3d_operator_workqueue_depth 4")) << text;
+  // Read at scrape time: no drift from the source.
+  depth = 0;
+  EXPECT_TRUE(has_line(exposed.text(), "ddp3d_operator_workqueue_depth 0"));
+
+  const std::string promtool = metrics::test::find_promtool();
+  ASSERT_FALSE(promtool.empty()) << "promtool not found on PATH (Debian package 'prometheus')";
+  const auto run = metrics::test::promtool_check(promtool, text);
+  EXPECT_EQ(run.exit_code, 0) << run.output << "\non:\n" << text;
+  EXPECT_TRUE(run.output.empty()) << run.output;
+}
+
+}  // namespace
+}  // namespace ddp3d::op
