@@ -267,11 +267,20 @@ S default_hooks() {
                     {"param_scheduler", hook("ParamSchedulerHook", {})},
                     {"checkpoint",
                      hook("CheckpointHook",
-                          {{"interval", S::integer().def(-1).doc("every N epochs; -1: only last")},
-                           {"by_epoch", S::boolean().def(true)},
+                          {{"interval", S::integer().def(-1).doc(
+                                            "every N epochs (by_epoch) or N iterations; -1: "
+                                            "only the last")},
+                           {"by_epoch", S::boolean().def(true).doc(
+                                            "interval counts epochs (epoch_<N>.pth) or "
+                                            "iterations (iter_<N>.pth, at update boundaries)")},
+                           {"interval_seconds",
+                            S::number().min(0, /*exclusive=*/true).def_null().doc(
+                                "also save iter_<N>.pth once this many seconds passed since "
+                                "the last checkpoint (ranks agree on the iteration)")},
                            {"max_keep_ckpts",
                             S::integer().def(-1).doc("keep the newest N; -1: keep all")},
-                           {"save_last", S::boolean().def(true)}})},
+                           {"save_last", S::boolean().def(true).doc(
+                                             "also save after the last epoch")}})},
                     {"sampler_seed", hook("DistSamplerSeedHook", {})},
                     {"check_invalid_loss",
                      hook("CheckInvalidLossHook",

@@ -137,10 +137,15 @@ TrainOutcome Runner::train() {
   preemption_ =
       std::make_shared<PreemptionHook>(options_.work_dir, options_.accumulative_counts, log_);
   loop.add_hook(preemption_, HookPriority::kVeryHigh);
-  loop.add_hook(std::make_shared<CheckpointHook>(
-                    CheckpointHookOptions{options_.work_dir, options_.checkpoint_interval,
-                                          options_.max_keep_ckpts},
-                    log_),
+  CheckpointHookOptions checkpoints;
+  checkpoints.work_dir = options_.work_dir;
+  checkpoints.interval = options_.checkpoint_interval;
+  checkpoints.max_keep = options_.max_keep_ckpts;
+  checkpoints.by_epoch = options_.checkpoint_by_epoch;
+  checkpoints.save_last = options_.checkpoint_save_last;
+  checkpoints.interval_seconds = options_.checkpoint_interval_seconds;
+  checkpoints.accumulative_counts = options_.accumulative_counts;
+  loop.add_hook(std::make_shared<CheckpointHook>(std::move(checkpoints), log_),
                 HookPriority::kVeryLow);
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
   loop.set_pending_signal(pending_signal_);

@@ -99,6 +99,11 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
 
   o.log_interval = cfg.get_or<std::int64_t>("default_hooks.logger.interval", 50);
   o.checkpoint_interval = cfg.get_or<std::int64_t>("default_hooks.checkpoint.interval", 1);
+  o.checkpoint_by_epoch = cfg.get_or<bool>("default_hooks.checkpoint.by_epoch", true);
+  o.checkpoint_save_last = cfg.get_or<bool>("default_hooks.checkpoint.save_last", true);
+  if (cfg.has("default_hooks.checkpoint.interval_seconds")) {
+    o.checkpoint_interval_seconds = cfg.get<double>("default_hooks.checkpoint.interval_seconds");
+  }
   o.max_keep_ckpts = cfg.get_or<int>("default_hooks.checkpoint.max_keep_ckpts", -1);
   o.skip_invalid_loss =
       cfg.get_or<std::string>("default_hooks.check_invalid_loss.on_invalid", "stop") == "skip";

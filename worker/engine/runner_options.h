@@ -61,7 +61,10 @@ struct RunnerOptions {
   std::optional<LoaderSpec> val_loader;
   // hooks
   std::int64_t log_interval = 50;
-  std::int64_t checkpoint_interval = 1;  // epochs; -1: only the last epoch
+  std::int64_t checkpoint_interval = 1;  // epochs (or iterations); <= 0: only the last
+  bool checkpoint_by_epoch = true;
+  bool checkpoint_save_last = true;
+  std::optional<double> checkpoint_interval_seconds;
   int max_keep_ckpts = -1;
   bool skip_invalid_loss = false;  // check_invalid_loss.on_invalid: skip (else stop)
   std::int64_t max_invalid_loss_skips = 100;

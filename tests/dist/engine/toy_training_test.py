@@ -169,6 +169,52 @@ class ToyTraining(unittest.TestCase):
               % (saved[-1] + 1, len(resumed), worst))
         self.assertLess(worst, 1e-6)
 
+    def test_iteration_and_timed_checkpoints_resume_on_the_same_curve(self):
+        # Every 10 iterations (not at epoch ends), plus the end; then a resume from one of them
+        # continues mid-epoch on the reference curve.
+        common = ["--cfg-options", "default_hooks.checkpoint.by_epoch=false",
+                  "default_hooks.checkpoint.interval=10", "default_hooks.checkpoint.max_keep_ckpts=-1",
+                  "default_hooks.logger.interval=1"]
+        work = os.path.join(self.tmp, "iters")
+        self.assertEqual(wait_all(start_ranks(["--work-dir", work] + common, self.tmp, "iters")), [0, 0],
+                         read_output(self.tmp, "iters"))
+        reference = {(r["epoch"], r["iter"]): r for r in train_records(run_dirs(work)[-1])}
+        saved = sorted(int(os.path.basename(p)[5:-4]) for p in glob.glob(os.path.join(work, "iter_*.pth")))
+        total = len(reference)
+        self.assertEqual(glob.glob(os.path.join(work, "epoch_*.pth")), [])
+        self.assertEqual(saved, list(range(10, total, 10)) + ([total] if total % 10 else []), saved)
+        # Resume from one that lies inside an epoch: drop the newer ones.
+        per_epoch = total // 6
+        mid = next(n for n in saved if n % per_epoch and n > per_epoch)
+        for n in saved:
+            if n > mid:
+                os.remove(os.path.join(work, "iter_%d.pth" % n))
+        os.remove(os.path.join(work, "last_checkpoint"))
+        codes = wait_all(start_ranks(["--work-dir", work, "--resume", "auto"] + common, self.tmp, "again"))
+        out = read_output(self.tmp, "again")
+        self.assertEqual(codes, [0, 0], out)
+        self.assertIn("resumed from %s" % os.path.join(work, "iter_%d.pth" % mid), out)
+        resumed = train_records(run_dirs(work)[-1])
+        self.assertEqual(len(resumed), total - mid)
+        worst = max(abs(r["loss"] - reference[(r["epoch"], r["iter"])]["loss"]) /
+                    max(1e-12, abs(reference[(r["epoch"], r["iter"])]["loss"])) for r in resumed)
+        print("iteration checkpoints %s; resumed at iteration %d of %d: max relative loss difference %.3g"
+              % (saved, mid, total, worst))
+        self.assertLess(worst, 1e-6)
+
+        # By time: both ranks agree on the iterations (a disagreement would desynchronise their
+        # collectives), and checkpoints appear between epoch ends.
+        timed = os.path.join(self.tmp, "timed")
+        codes = wait_all(start_ranks(["--work-dir", timed, "--cfg-options",
+                                      "default_hooks.checkpoint.interval_seconds=0.2",
+                                      "default_hooks.checkpoint.max_keep_ckpts=-1",
+                                      "train_dataloader.dataset.num_samples=4096"], self.tmp, "timed"))
+        self.assertEqual(codes, [0, 0], read_output(self.tmp, "timed"))
+        timed_iters = glob.glob(os.path.join(timed, "iter_*.pth"))
+        print("timed checkpoints: %d iteration ones beside %d epoch ones"
+              % (len(timed_iters), len(glob.glob(os.path.join(timed, "epoch_*.pth")))))
+        self.assertGreater(len(timed_iters), 0, read_output(self.tmp, "timed"))
+
     # A learning rate of 1e30 sends the toy's weights to inf within a few steps, on both ranks.
     DIVERGE = ["optim_wrapper.optimizer.lr=1e30", "optim_wrapper.optimizer.momentum=0",
                "optim_wrapper.clip_grad=null", "param_scheduler=[]",

@@ -248,9 +248,127 @@ TEST_F(HookTest, TelemetryIsToldTheIterationsLeftAfterAResume) {
   EXPECT_EQ(telemetry.planned, std::vector<std::int64_t>{27});
 }
 
+CheckpointHookOptions checkpoint_options(const fs::path& dir, std::int64_t interval) {
+  CheckpointHookOptions o;
+  o.work_dir = dir;
+  o.interval = interval;
+  return o;
+}
+
+// Drives before_train_iter over iterations [from, to) of a loop with `ipe` iterations per
+// epoch, then after_train_epoch at each epoch end, as the loop would (after_save_checkpoint
+// follows every save, as the loop's save_checkpoint does).
+void drive(CheckpointHook& hook, FakeLoop& loop, std::int64_t from, std::int64_t to) {
+  auto saved_after = [&](std::size_t before) {
+    if (loop.saved.size() > before) hook.after_save_checkpoint(loop, {loop.saved.back(), false});
+  };
+  loop.p.global_iter = from;
+  hook.before_train(loop);
+  for (std::int64_t it = from; it < to; ++it) {
+    loop.p.global_iter = it;
+    loop.p.epoch = it / loop.p.iters_per_epoch;
+    TrainIter iter;
+    const std::size_t before = loop.saved.size();
+    hook.before_train_iter(loop, iter);
+    saved_after(before);
+    if ((it + 1) % loop.p.iters_per_epoch == 0) {
+      loop.p.global_iter = it + 1;
+      loop.p.epochs_completed = (it + 1) / loop.p.iters_per_epoch;
+      const std::size_t b = loop.saved.size();
+      hook.after_train_epoch(loop);
+      saved_after(b);
+    }
+  }
+}
+
+TEST_F(HookTest, IterationCheckpointsAtEachIntervalAndAtTheEnd) {
+  TrainLog log(false, dir_, "x");
+  CheckpointHookOptions o = checkpoint_options(dir_, 4);
+  o.by_epoch = false;
+  CheckpointHook hook(o, log);
+  FakeLoop loop;
+  loop.p.max_epochs = 2;
+  loop.p.iters_per_epoch = 6;
+  drive(hook, loop, 0, 12);
+  EXPECT_EQ(loop.saved, (std::vector<fs::path>{dir_ / "iter_4.pth", dir_ / "iter_8.pth",
+                                               dir_ / "iter_12.pth"}));
+  // Resumed at iteration 8 (its checkpoint is on disk): the next one is 12, the end.
+  CheckpointHook resumed(o, log);
+  FakeLoop again;
+  again.p = loop.p;
+  drive(resumed, again, 8, 12);
+  EXPECT_EQ(again.saved, std::vector<fs::path>{dir_ / "iter_12.pth"});
+}
+
+TEST_F(HookTest, IterationCheckpointsWaitForAnUpdateBoundary) {
+  TrainLog log(false, dir_, "x");
+  CheckpointHookOptions o = checkpoint_options(dir_, 3);
+  o.by_epoch = false;
+  o.save_last = false;
+  o.accumulative_counts = 2;  // boundaries at 0, 2, 4, ...
+  CheckpointHook hook(o, log);
+  FakeLoop loop;
+  loop.p.max_epochs = 1;
+  loop.p.iters_per_epoch = 10;
+  drive(hook, loop, 0, 10);
+  // Multiples 3, 6, 9 land on the boundaries 4, 6 and 10 (none: the run ends, no save_last).
+  EXPECT_EQ(loop.saved, (std::vector<fs::path>{dir_ / "iter_4.pth", dir_ / "iter_6.pth"}));
+}
+
+TEST_F(HookTest, TimedCheckpointsFollowTheClockAndAnyRanksVote) {
+  TrainLog log(false, dir_, "x");
+  CheckpointHookOptions o = checkpoint_options(dir_, -1);
+  o.save_last = false;
+  o.interval_seconds = 10;
+  double now = 0;
+  bool peer_due = false;
+  std::vector<bool> votes;
+  CheckpointHook hook(
+      o, log,
+      [&](bool mine) {
+        votes.push_back(mine);
+        return mine || peer_due;
+      },
+      [&] { return now; });
+  FakeLoop loop;
+  loop.p.max_epochs = 1;
+  loop.p.iters_per_epoch = 100;
+  loop.p.global_iter = 0;
+  hook.before_train(loop);
+  auto boundary = [&](std::int64_t it, double t) {
+    now = t;
+    loop.p.global_iter = it;
+    TrainIter iter;
+    const std::size_t before = loop.saved.size();
+    hook.before_train_iter(loop, iter);
+    if (loop.saved.size() > before) hook.after_save_checkpoint(loop, {loop.saved.back(), false});
+  };
+  boundary(1, 5);    // 5 s: not yet
+  boundary(2, 11);   // 11 s since the start: save
+  boundary(3, 15);   // 4 s since that save: not yet
+  peer_due = true;   // another rank's clock says it is time
+  boundary(4, 16);
+  peer_due = false;
+  EXPECT_EQ(loop.saved, (std::vector<fs::path>{dir_ / "iter_2.pth", dir_ / "iter_4.pth"}));
+  EXPECT_EQ(votes, (std::vector<bool>{false, true, false, false}));  // a vote at every boundary
+  // A stop agreed at this boundary (a preemption saved already): no second checkpoint.
+  loop.stop = "preempted";
+  boundary(5, 100);
+  EXPECT_EQ(loop.saved.size(), 2u);
+}
+
+TEST_F(HookTest, CheckpointOptionsAreChecked) {
+  TrainLog log(false, dir_, "x");
+  for (const double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    CheckpointHookOptions o = checkpoint_options(dir_, 1);
+    o.interval_seconds = bad;
+    EXPECT_THROW(CheckpointHook(o, log), std::invalid_argument) << bad;
+  }
+}
+
 TEST_F(HookTest, CheckpointIsSavedEveryIntervalAndAfterTheLastEpoch) {
   TrainLog log(false, dir_, "x");
-  CheckpointHook hook({dir_, 2, -1}, log);
+  CheckpointHook hook(checkpoint_options(dir_, 2), log);
   FakeLoop loop;
   loop.p.max_epochs = 5;
   for (std::int64_t done = 1; done <= 5; ++done) {
@@ -259,14 +377,21 @@ TEST_F(HookTest, CheckpointIsSavedEveryIntervalAndAfterTheLastEpoch) {
   }
   EXPECT_EQ(loop.saved, (std::vector<fs::path>{dir_ / "epoch_2.pth", dir_ / "epoch_4.pth",
                                                dir_ / "epoch_5.pth"}));
-  CheckpointHook last_only({dir_, -1, -1}, log);
+  CheckpointHook last_only(checkpoint_options(dir_, -1), log);
   EXPECT_FALSE(last_only.due(4, 5));
   EXPECT_TRUE(last_only.due(5, 5));
+  CheckpointHookOptions no_last = checkpoint_options(dir_, 2);
+  no_last.save_last = false;
+  CheckpointHook interval_only(no_last, log);
+  EXPECT_TRUE(interval_only.due(4, 5));
+  EXPECT_FALSE(interval_only.due(5, 5));
 }
 
 TEST_F(HookTest, CheckpointBookkeepingPointsAtTheNewestAndKeepsMaxKeep) {
   TrainLog log(false, dir_, "x");
-  CheckpointHook hook({dir_, 1, 2}, log);
+  CheckpointHookOptions keep2 = checkpoint_options(dir_, 1);
+  keep2.max_keep = 2;
+  CheckpointHook hook(keep2, log);
   FakeLoop loop;
   for (int n = 1; n <= 3; ++n) {
     const fs::path path = dir_ / ("epoch_" + std::to_string(n) + ".pth");
