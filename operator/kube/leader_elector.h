@@ -62,7 +62,6 @@ class LeaderElector {
   LeaseRecord observed_;
   std::chrono::steady_clock::time_point observed_at_{};
   std::string observed_rv_;
-  bool lease_exists_ = false;
 };
 
 }  // namespace ddp3d::kube

@@ -345,8 +345,9 @@ void Schema::validate_map(Value& v, const std::string& key, std::vector<Issue>& 
   }
   for (auto& [k, child] : v.entries()) {
     if (!discriminator_.empty() && k == discriminator_) continue;
-    const auto it =
-        std::find_if(allowed.begin(), allowed.end(), [&](const Field* f) { return f->first == k; });
+    const std::string& name = k;  // clang 14 cannot capture a structured binding
+    const auto it = std::find_if(allowed.begin(), allowed.end(),
+                                 [&](const Field* f) { return f->first == name; });
     if (it != allowed.end()) {
       (*it)->second.validate(child, join(key, k), issues);
     } else if (variant_known) {
