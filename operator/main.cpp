@@ -84,6 +84,8 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   cc.workers = opts.workers;
   cc.resync = std::chrono::seconds(opts.resync_seconds);
   cc.template_policy = opts.template_policy;
+  cc.progress_probe_interval = std::chrono::seconds(opts.progress_probe_seconds);
+  cc.progress_probe_timeout = std::chrono::milliseconds(opts.progress_probe_timeout_ms);
   cc.identity = identity;
   log::info("watching " + scope_text(opts.namespaces));
   op::JobController controller(client, cc, operator_metrics);

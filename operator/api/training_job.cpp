@@ -137,6 +137,11 @@ class Reader {
     int64_t v = 0;
     if (int64(key, &v)) *out = v;
   }
+  void optional_number(const char* key, std::optional<double>* out) const {
+    if (!has(key)) return;
+    if (!at(key).is_number()) return error(key, "must be a number");
+    *out = at(key).as_double();
+  }
   void boolean(const char* key, bool* out) const {
     if (!has(key)) return;
     if (!at(key).is_boolean()) return error(key, "must be a boolean");
@@ -198,6 +203,8 @@ void parse_run_policy(const value& v, std::vector<FieldError>* errors, RunPolicy
   r.boolean("suspend", &rp->suspend);
   r.integer("disruptionLimit", &rp->disruption_limit);
   r.boolean("autoResume", &rp->auto_resume);
+  r.optional_int64("startupDeadlineSeconds", &rp->startup_deadline_seconds);
+  r.optional_int64("progressDeadlineSeconds", &rp->progress_deadline_seconds);
 }
 
 void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec* spec) {
@@ -246,6 +253,64 @@ void parse_meta(const value& v, std::vector<FieldError>* errors, ObjectMeta* met
   }
 }
 
+TrainingProgress progress_from_json(const value& v, std::vector<FieldError>* errors) {
+  Reader r(v, "status.progress", errors);
+  TrainingProgress p;
+  r.integer("attempt", &p.attempt);
+  r.int64("step", &p.step);
+  r.optional_int64("epoch", &p.epoch);
+  r.optional_int64("maxSteps", &p.max_steps);
+  r.optional_number("stepsPerSecond", &p.steps_per_second);
+  r.optional_int64("etaSeconds", &p.eta_seconds);
+  std::string t;
+  r.string("estimatedCompletionTime", &t);
+  if (!t.empty()) p.estimated_completion_time = t;
+  r.string("eta", &p.eta);
+  r.string("lastProgressTime", &p.last_progress_time);
+  return p;
+}
+
+value progress_to_json(const TrainingProgress& p) {
+  value v = value::object();
+  v["attempt"] = value::number(p.attempt);
+  v["step"] = value::number(p.step);
+  if (p.epoch) v["epoch"] = value::number(*p.epoch);
+  if (p.max_steps) v["maxSteps"] = value::number(*p.max_steps);
+  if (p.steps_per_second) v["stepsPerSecond"] = value::number(*p.steps_per_second);
+  if (p.eta_seconds) v["etaSeconds"] = value::number(*p.eta_seconds);
+  if (p.estimated_completion_time) {
+    v["estimatedCompletionTime"] = value::string(*p.estimated_completion_time);
+  }
+  if (!p.eta.empty()) v["eta"] = value::string(p.eta);
+  if (!p.last_progress_time.empty()) v["lastProgressTime"] = value::string(p.last_progress_time);
+  return v;
+}
+
+StallRecord stall_from_json(const value& v, std::vector<FieldError>* errors) {
+  Reader r(v, "status.lastStall", errors);
+  StallRecord s;
+  r.integer("attempt", &s.attempt);
+  r.integer("rank", &s.rank);
+  r.string("pod", &s.pod);
+  r.string("node", &s.node);
+  r.optional_int64("step", &s.step);
+  r.string("time", &s.time);
+  r.string("message", &s.message);
+  return s;
+}
+
+value stall_to_json(const StallRecord& s) {
+  value v = value::object();
+  v["attempt"] = value::number(s.attempt);
+  v["rank"] = value::number(s.rank);
+  v["pod"] = value::string(s.pod);
+  if (!s.node.empty()) v["node"] = value::string(s.node);
+  if (s.step) v["step"] = value::number(*s.step);
+  v["time"] = value::string(s.time);
+  if (!s.message.empty()) v["message"] = value::string(s.message);
+  return v;
+}
+
 }  // namespace
 
 TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* errors) {
@@ -268,6 +333,11 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
   t.clear();
   r.string("completionTime", &t);
   if (!t.empty()) st.completion_time = t;
+  t.clear();
+  r.string("attemptStartTime", &t);
+  if (!t.empty()) st.attempt_start_time = t;
+  if (r.object("progress")) st.progress = progress_from_json(r.at("progress"), errors);
+  if (r.object("lastStall")) st.last_stall = stall_from_json(r.at("lastStall"), errors);
   int64_t og = 0;
   if (r.int64("observedGeneration", &og)) st.observed_generation = og;
   if (r.has("conditions") && r.at("conditions").is_array()) {
@@ -296,6 +366,8 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
       }
       nr.string("reason", &node.reason);
       nr.string("uid", &node.uid);
+      nr.string("message", &node.message);
+      nr.optional_int64("step", &node.step);
       st.nodes.push_back(std::move(node));
     }
   }
@@ -318,6 +390,9 @@ value status_to_json(const TrainingJobStatus& st) {
   v["attempt"] = value::number(st.attempt);
   if (st.start_time) v["startTime"] = value::string(*st.start_time);
   if (st.completion_time) v["completionTime"] = value::string(*st.completion_time);
+  if (st.attempt_start_time) v["attemptStartTime"] = value::string(*st.attempt_start_time);
+  if (st.progress) v["progress"] = progress_to_json(*st.progress);
+  if (st.last_stall) v["lastStall"] = stall_to_json(*st.last_stall);
   v["observedGeneration"] = value::number(st.observed_generation);
   value conditions = value::array();
   for (size_t i = 0; i < st.conditions.size(); ++i) {
@@ -341,6 +416,8 @@ value status_to_json(const TrainingJobStatus& st) {
     if (n.exit_code) nv["exitCode"] = value::number(*n.exit_code);
     if (!n.reason.empty()) nv["reason"] = value::string(n.reason);
     if (!n.uid.empty()) nv["uid"] = value::string(n.uid);
+    if (!n.message.empty()) nv["message"] = value::string(n.message);
+    if (n.step) nv["step"] = value::number(*n.step);
     nodes[i] = nv;
   }
   v["nodes"] = nodes;

@@ -50,6 +50,9 @@ inline bool is_finished(Phase p) {
 
 inline constexpr int kDefaultDisruptionLimit = 10;
 inline constexpr int kMaxDisruptionLimit = 1000;
+// Upper bound of startupDeadlineSeconds and progressDeadlineSeconds (one year), so deadline
+// arithmetic on Unix seconds cannot overflow.
+inline constexpr int64_t kMaxRunPolicyDeadlineSeconds = 31536000;
 
 struct RunPolicy {
   RestartPolicy restart_policy = RestartPolicy::kOnFailure;
@@ -65,6 +68,14 @@ struct RunPolicy {
   // The operator's command adds `--resume auto` (unless spec.args has a --resume): a new
   // attempt continues from the newest checkpoint, one saved on SIGTERM included.
   bool auto_resume = true;
+  // --- progress and startup (issue 10, points 4 and 5) ---
+  // The job fails (StartupDeadlineExceeded) when an attempt's pods are not all Running this
+  // many seconds after the attempt's first pod was created.
+  std::optional<int64_t> startup_deadline_seconds;
+  // A Running job whose optimizer steps have not advanced for this long (from the last advance,
+  // or from all pods Running) restarts the gang (ProgressDeadlineExceeded, counted against
+  // backoffLimit).
+  std::optional<int64_t> progress_deadline_seconds;
 };
 
 struct TrainingJobSpec {
@@ -113,7 +124,37 @@ struct NodeStatus {
   // uid of the rank's pod in the current attempt once observed, so that a pod which vanished
   // (deleted from outside, or garbage-collected with its node) is told from one not yet seen.
   std::string uid;
+  // Why the pod is stuck before running (the container's waiting message, the scheduler's),
+  // or why its /metrics did not answer.
+  std::string message;
+  std::optional<int64_t> step;  // optimizer steps the rank reported at its last scrape
   bool operator==(const NodeStatus&) const = default;
+};
+
+// Training progress observed by the operator from the ranks' /metrics (docs/crd.md).
+struct TrainingProgress {
+  int attempt = 0;   // attempt whose pods reported it
+  int64_t step = 0;  // optimizer steps done: the lowest over the ranks that answered
+  std::optional<int64_t> epoch;
+  std::optional<int64_t> max_steps;        // planned steps (ddp3d_train_max_steps), if known
+  std::optional<double> steps_per_second;  // smoothed over the advances seen
+  std::optional<int64_t> eta_seconds;      // from last_progress_time to the last step
+  std::optional<std::string> estimated_completion_time;  // RFC 3339
+  std::string eta;                 // eta_seconds for people ("1h05m"), the ETA printer column
+  std::string last_progress_time;  // RFC 3339: when step was last seen advancing
+  bool operator==(const TrainingProgress&) const = default;
+};
+
+// The rank blamed for the last ProgressDeadlineExceeded restart.
+struct StallRecord {
+  int attempt = 0;
+  int rank = 0;
+  std::string pod;
+  std::string node;  // the pod's spec.nodeName
+  std::optional<int64_t> step;
+  std::string time;  // RFC 3339
+  std::string message;
+  bool operator==(const StallRecord&) const = default;
 };
 
 struct TrainingJobStatus {
@@ -132,6 +173,10 @@ struct TrainingJobStatus {
   int attempt = 0;
   std::optional<std::string> start_time;       // RFC 3339
   std::optional<std::string> completion_time;  // RFC 3339
+  // When the current attempt's first pod was created (runPolicy.startupDeadlineSeconds).
+  std::optional<std::string> attempt_start_time;  // RFC 3339
+  std::optional<TrainingProgress> progress;
+  std::optional<StallRecord> last_stall;
   int64_t observed_generation = 0;
   bool operator==(const TrainingJobStatus&) const = default;
 };

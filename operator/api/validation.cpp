@@ -1,6 +1,7 @@
 #include "operator/api/validation.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "operator/api/env_contract.h"
 
@@ -112,6 +113,16 @@ std::vector<FieldError> validate(const TrainingJob& job) {
   }
   if (rp.active_deadline_seconds && *rp.active_deadline_seconds <= 0) {
     errors.push_back({"spec.runPolicy.activeDeadlineSeconds", "must be > 0"});
+  }
+  // startupDeadlineSeconds, progressDeadlineSeconds (issue 10, points 4 and 5)
+  for (const auto& [field, limit] :
+       {std::pair{"spec.runPolicy.startupDeadlineSeconds", rp.startup_deadline_seconds},
+        std::pair{"spec.runPolicy.progressDeadlineSeconds", rp.progress_deadline_seconds}}) {
+    if (limit && (*limit < 1 || *limit > kMaxRunPolicyDeadlineSeconds)) {
+      errors.push_back({field, "must be between 1 and " +
+                                   std::to_string(kMaxRunPolicyDeadlineSeconds) + ", got " +
+                                   std::to_string(*limit)});
+    }
   }
   if (rp.ttl_seconds_after_finished && *rp.ttl_seconds_after_finished < 0) {
     errors.push_back({"spec.runPolicy.ttlSecondsAfterFinished", "must be >= 0"});

@@ -27,27 +27,40 @@ value slim_child_metadata(const value& obj) {
 }
 
 value slim_pod_status(const value& status) {
-  value out = pick(status, {"phase", "reason"});
+  // podIP: the progress probe's target; waiting states and the conditions' messages: why a
+  // pod is stuck before running (status.conditions[Stuck]).
+  value out = pick(status, {"phase", "reason", "podIP"});
   if (status.has_field("conditions") && status.at("conditions").is_array()) {
     value conditions = value::array();
     std::size_t n = 0;
-    for (const auto& c : status.at("conditions").as_array())
-      conditions[n++] = pick(c, {"type", "status", "reason"});
+    for (const auto& c : status.at("conditions").as_array()) {
+      // Only the scheduler's message is read (why the pod is Unschedulable).
+      const bool scheduled = c.is_object() && c.has_field("type") && c.at("type").is_string() &&
+                             c.at("type").as_string() == "PodScheduled";
+      conditions[n++] = scheduled ? pick(c, {"type", "status", "reason", "message"})
+                                  : pick(c, {"type", "status", "reason"});
+    }
     out["conditions"] = conditions;
   }
-  if (status.has_field("containerStatuses") && status.at("containerStatuses").is_array()) {
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    if (!status.has_field(list) || !status.at(list).is_array()) continue;
     value statuses = value::array();
     std::size_t n = 0;
-    for (const auto& cs : status.at("containerStatuses").as_array()) {
+    for (const auto& cs : status.at(list).as_array()) {
       value slim = pick(cs, {"name"});
-      if (cs.is_object() && cs.has_field("state") && cs.at("state").is_object() &&
-          cs.at("state").has_field("terminated")) {
-        slim["state"]["terminated"] =
-            pick(cs.at("state").at("terminated"), {"exitCode", "reason", "finishedAt"});
+      if (cs.is_object() && cs.has_field("state") && cs.at("state").is_object()) {
+        const value& state = cs.at("state");
+        if (state.has_field("terminated")) {
+          slim["state"]["terminated"] =
+              pick(state.at("terminated"), {"exitCode", "reason", "finishedAt"});
+        }
+        if (state.has_field("waiting")) {
+          slim["state"]["waiting"] = pick(state.at("waiting"), {"reason", "message"});
+        }
       }
       statuses[n++] = slim;
     }
-    out["containerStatuses"] = statuses;
+    out[list] = statuses;
   }
   return out;
 }
@@ -70,6 +83,10 @@ value slim_training_job(const value& job) {
 value slim_pod(const value& pod) {
   value out = value::object();
   out["metadata"] = slim_child_metadata(pod);
+  if (pod.is_object() && pod.has_field("spec") && pod.at("spec").is_object()) {
+    value spec = pick(pod.at("spec"), {"nodeName"});
+    if (spec.size() > 0) out["spec"] = spec;
+  }
   if (pod.is_object() && pod.has_field("status") && pod.at("status").is_object())
     out["status"] = slim_pod_status(pod.at("status"));
   return out;

@@ -15,6 +15,9 @@ inline constexpr const char* kCondRestarting = "Restarting";
 inline constexpr const char* kCondSucceeded = "Succeeded";
 inline constexpr const char* kCondFailed = "Failed";
 inline constexpr const char* kCondSuspended = "Suspended";
+// A pod of the current attempt cannot start (image pull error, unschedulable): reason and
+// message name the first such pod (controller/stuck_pods.h).
+inline constexpr const char* kCondStuck = "Stuck";
 
 // Sets (or adds) a condition. A False condition that was never True is not added, so the list
 // holds only what has happened.

@@ -96,6 +96,14 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
     watch_children(*s.services, "service");
     scopes_.push_back(std::move(s));
   }
+  if (config_.progress_probe_interval.count() > 0) {
+    controller::ProbeOptions probe;
+    probe.interval = config_.progress_probe_interval;
+    probe.limits.timeout = config_.progress_probe_timeout;
+    probe_ = std::make_unique<controller::ProgressProbe>(
+        probe, [this] { return probe_targets(); },
+        [this](const std::string& key) { queue_.add(key); });
+  }
 }
 
 JobController::~JobController() {
@@ -146,6 +154,7 @@ void JobController::start_workers() {
   workers_started_ = true;
   log::info("starting " + std::to_string(config_.workers) + " workers");
   for (int i = 0; i < config_.workers; ++i) workers_.emplace_back([this] { worker(); });
+  if (probe_) probe_->start();
 }
 
 void JobController::start() {
@@ -157,6 +166,7 @@ void JobController::start() {
 void JobController::stop_workers(bool drain) {
   if (workers_stopped_) return;
   workers_stopped_ = true;
+  if (probe_) probe_->stop();  // before the queue it feeds shuts down
   if (drain) {
     queue_.shut_down();
   } else {
@@ -202,6 +212,29 @@ std::map<std::string, double> JobController::jobs_by_phase() const {
         phase = obj.at("status").at("phase").as_string();
       }
       out[phase.empty() ? "New" : phase] += 1;
+    }
+  }
+  return out;
+}
+
+std::vector<controller::ProbeTarget> JobController::probe_targets() const {
+  std::vector<controller::ProbeTarget> out;
+  for (const auto& s : scopes_) {
+    // The port of every job worth probing, by key.
+    std::map<std::string, int> ports;
+    for (const auto& ptr : s.jobs->cache().list()) {
+      const auto parsed = api::parse_training_job(*ptr);
+      const auto phase = parsed.job.status.phase;
+      if (api::is_finished(phase) || phase == api::Phase::kSuspended) continue;
+      ports[kube::object_key(*ptr)] = parsed.job.spec.metrics_port;
+    }
+    if (ports.empty()) continue;
+    for (const auto& ptr : s.pods->cache().list()) {
+      const controller::ObservedPod pod = controller::observe_pod(*ptr);
+      if (pod.phase != "Running" || pod.pod_ip.empty() || pod.deleting) continue;
+      const auto port = ports.find(owner_key(*ptr));
+      if (port == ports.end()) continue;
+      out.push_back({port->first, pod.uid, pod.pod_ip, port->second});
     }
   }
   return out;
@@ -262,6 +295,7 @@ void JobController::process(const std::string& key) {
   for (const auto& p : scope.pods->cache().list_owned_by(job.meta.uid)) {
     if (has_label(*p, api::kLabelJobName, label)) {
       observed.pods.push_back(controller::observe_pod(*p));
+      if (probe_) observed.pods.back().scrape = probe_->latest(observed.pods.back().uid);
     }
   }
   for (const auto& s : scope.services->cache().list_owned_by(job.meta.uid)) {

@@ -20,6 +20,7 @@
 #include "operator/controller/actions.h"
 #include "operator/controller/expectations.h"
 #include "operator/controller/operator_metrics.h"
+#include "operator/controller/progress_probe.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/work_queue.h"
@@ -36,6 +37,11 @@ struct ControllerConfig {
   // the informers before the controller stops waiting for it (controller/expectations.h).
   std::chrono::seconds expectations_timeout{60};
   api::TemplatePolicy template_policy;  // what spec.template may ask for (docs/security.md)
+  // The progress probe (controller/progress_probe.h): how often every Running pod's /metrics
+  // is read (0 disables it, and with it progressDeadlineSeconds' view of the steps) and how
+  // long one read may take.
+  std::chrono::seconds progress_probe_interval{15};
+  std::chrono::milliseconds progress_probe_timeout{2000};
 };
 
 class JobController {
@@ -83,6 +89,9 @@ class JobController {
   // Sends one action; the expectation it raises is lowered at once if the request fails.
   void apply_action(const std::string& key, const std::string& ns, const controller::Action& a,
                     const api::ObjectMeta& job_meta);
+  // What the progress probe reads: the Running pods of every TrainingJob not finished or
+  // suspended, at the job's spec.metricsPort.
+  std::vector<controller::ProbeTarget> probe_targets() const;
 
   kube::Client& client_;
   ControllerConfig config_;
@@ -94,6 +103,8 @@ class JobController {
   // acts on a status older than its own last write, nor on a view missing its own creates.
   controller::StatusExpectations written_status_;
   controller::ChildExpectations in_flight_;
+  // Runs with the workers (leader only); null when disabled.
+  std::unique_ptr<controller::ProgressProbe> probe_;
   bool informers_started_ = false;
   bool workers_started_ = false;
   bool workers_stopped_ = false;

@@ -32,6 +32,31 @@ int int_label(const value& meta, const char* key) {
   return out;
 }
 
+// Waiting reasons every pod passes through on its way to Running.
+bool normal_waiting(const std::string& reason) {
+  return reason.empty() || reason == "ContainerCreating" || reason == "PodInitializing";
+}
+
+// The first container of `list` waiting for a reason that is not part of a normal start.
+void find_waiting(const value* list, ObservedPod* o) {
+  if (!list || !list->is_array() || !o->waiting_reason.empty()) return;
+  for (const auto& cs : list->as_array()) {
+    const value* state = field(cs, "state");
+    const value* waiting = state ? field(*state, "waiting") : nullptr;
+    if (!waiting) continue;
+    const std::string reason = string_field(*waiting, "reason");
+    if (normal_waiting(reason)) continue;
+    const std::string container = string_field(cs, "name");
+    o->waiting_reason = reason;
+    o->waiting_message = string_field(*waiting, "message");
+    if (!container.empty()) {
+      o->waiting_message =
+          "container " + container + (o->waiting_message.empty() ? "" : ": " + o->waiting_message);
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 ObservedPod observe_pod(const value& pod) {
@@ -44,14 +69,23 @@ ObservedPod observe_pod(const value& pod) {
   o.deleting = field(m, "deletionTimestamp") != nullptr;
   o.rank = int_label(m, api::kLabelNodeRank);
   o.attempt = int_label(m, api::kLabelAttempt);
+  if (const value* spec = field(pod, "spec")) o.node_name = string_field(*spec, "nodeName");
   const value* status = field(pod, "status");
   if (!status) return o;
   o.phase = string_field(*status, "phase");
+  o.pod_ip = string_field(*status, "podIP");
+  find_waiting(field(*status, "initContainerStatuses"), &o);
+  find_waiting(field(*status, "containerStatuses"), &o);
   o.reason = string_field(*status, "reason");
   o.pod_reason = o.reason;
   if (const value* conditions = field(*status, "conditions");
       conditions && conditions->is_array()) {
     for (const auto& c : conditions->as_array()) {
+      if (string_field(c, "type") == "PodScheduled" && string_field(c, "status") == "False") {
+        o.unschedulable_reason = string_field(c, "reason");
+        if (o.unschedulable_reason.empty()) o.unschedulable_reason = "Unschedulable";
+        o.unschedulable_message = string_field(c, "message");
+      }
       if (string_field(c, "type") != "DisruptionTarget" || string_field(c, "status") != "True") {
         continue;
       }

@@ -8,7 +8,18 @@
 #include <optional>
 #include <string>
 
+#include "operator/api/timestamps.h"
+#include "operator/controller/progress_metrics.h"
+
 namespace ddp3d::op::controller {
+
+// One scrape of a rank's /metrics by the progress probe (controller/progress_probe.h).
+struct ProgressScrape {
+  api::UnixSeconds time = 0;
+  std::string error;  // "" when the endpoint answered 200 (connection refused, HTTP 404, ...)
+  ProgressMetrics metrics;
+  bool operator==(const ProgressScrape&) const = default;
+};
 
 struct ObservedPod {
   std::string name;
@@ -26,6 +37,18 @@ struct ObservedPod {
   // PreemptionByScheduler, DeletionByTaintManager, DeletionByPodGC, TerminationByKubelet):
   // Kubernetes is about to stop the pod for reasons of its own, not the program's.
   std::string disruption_target;
+  // --- progress and startup (issue 10, points 4 and 5) ---
+  std::string pod_ip;     // status.podIP
+  std::string node_name;  // spec.nodeName
+  // Why the pod cannot start: the reason and message of the first container (init containers
+  // first) waiting with a reason other than ContainerCreating/PodInitializing.
+  std::string waiting_reason;
+  std::string waiting_message;
+  // The PodScheduled=False condition's reason (Unschedulable, SchedulingGated) and message.
+  std::string unschedulable_reason;
+  std::string unschedulable_message;
+  // The probe's latest scrape of this pod (matched by uid); set by the controller, not parsed.
+  std::optional<ProgressScrape> scrape;
 };
 
 struct ObservedService {

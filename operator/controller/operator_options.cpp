@@ -77,6 +77,9 @@ Reconciles ddp3d.io/v1alpha1 TrainingJobs into a headless Service and one pod pe
   --health-address HOST:PORT        /healthz and /readyz address (default :8081; 0 disables)
   --workers N                       concurrent reconciles (default 4)
   --resync-seconds N                re-examine every job this often (default 300)
+  --progress-probe-seconds N        read every Running pod's /metrics (training progress,
+                                    progressDeadlineSeconds) this often (default 15; 0: never)
+  --progress-probe-timeout-ms N     time one /metrics read may take (default 2000)
   --trusted-namespaces NS[,NS...]   namespaces whose jobs may set spec.podSecurity: Trusted
                                     (pod template unchecked; default: none)
   --allowed-service-accounts SA[,SA...]
@@ -115,6 +118,14 @@ OperatorOptions parse_operator_options(const std::vector<std::string>& args) {
       {"--resync-seconds",
        [&](const std::string& f, const std::string& v) {
          o.resync_seconds = parse_int(f, v, 0, 86400);
+       }},
+      {"--progress-probe-seconds",
+       [&](const std::string& f, const std::string& v) {
+         o.progress_probe_seconds = parse_int(f, v, 0, 3600);
+       }},
+      {"--progress-probe-timeout-ms",
+       [&](const std::string& f, const std::string& v) {
+         o.progress_probe_timeout_ms = parse_int(f, v, 10, 60000);
        }},
       // "" clears the list (a chart value left empty).
       {"--trusted-namespaces",

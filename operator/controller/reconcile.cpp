@@ -1,5 +1,6 @@
 #include "operator/controller/reconcile.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -8,6 +9,8 @@
 #include "operator/controller/conditions.h"
 #include "operator/controller/desired_objects.h"
 #include "operator/controller/pod_failure.h"
+#include "operator/controller/progress.h"
+#include "operator/controller/stuck_pods.h"
 
 namespace ddp3d::op::controller {
 
@@ -34,6 +37,12 @@ using api::Phase;
 // Failed reason of a job stopped by activeDeadlineSeconds: every later pass keeps deleting its
 // pods (whatever cleanPodPolicy says) until none is left.
 constexpr const char* kReasonDeadlineExceeded = "DeadlineExceeded";
+// Failed: an attempt's pods were not all Running within runPolicy.startupDeadlineSeconds.
+// Its pods are deleted like those of DeadlineExceeded: a partial gang must not hold GPUs.
+constexpr const char* kReasonStartupDeadlineExceeded = "StartupDeadlineExceeded";
+// Gang restart (counted against backoffLimit): steps stopped advancing for
+// runPolicy.progressDeadlineSeconds.
+constexpr const char* kReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded";
 
 // What made the gang restart: counted against backoffLimit or against disruptionLimit.
 enum class RestartCause { kFailure, kDisruption };
@@ -95,8 +104,13 @@ class Reconciler {
              "all " + std::to_string(job_.spec.nnodes) + " nodes completed", "Normal", false);
       return r_;
     }
+    // Before creating: a pass that fails the job creates nothing.
+    if (startup_deadline_exceeded()) return r_;
     create_missing_pods();
+    update_progress();
+    if (progress_deadline_exceeded()) return r_;
     update_running_phase();
+    update_stuck_condition();
     schedule_deadline();
     return r_;
   }
@@ -186,6 +200,14 @@ class Reconciler {
         if (is_peer_lost(*it->second) && (n.reason.empty() || n.reason == "Error")) {
           n.reason = "PeerLost";
         }
+        if (const auto stuck = stuck_reason(*it->second)) {
+          if (n.reason.empty()) n.reason = stuck->reason;
+          n.message = stuck->message;
+        } else if (it->second->phase == "Running" && it->second->scrape) {
+          const ProgressScrape* scrape = &*it->second->scrape;
+          n.step = scraped_steps(scrape);
+          n.message = scrape_problem(scrape);
+        }
       } else {
         n.phase = creating.count(rank) ? "Pending" : "Missing";
       }
@@ -213,7 +235,10 @@ class Reconciler {
   void finish_cleanup() {
     const auto& rp = job_.spec.run_policy;
     const auto& st = r_.status;
-    if (st.phase == Phase::kFailed && st.reason == kReasonDeadlineExceeded) stop_all_ = true;
+    if (st.phase == Phase::kFailed &&
+        (st.reason == kReasonDeadlineExceeded || st.reason == kReasonStartupDeadlineExceeded)) {
+      stop_all_ = true;
+    }
     for (const auto& p : observed_.pods) {
       const bool delete_it =
           rp.clean_pod_policy == api::CleanPodPolicy::kAll ||
@@ -260,6 +285,7 @@ class Reconciler {
   // the next pass would take them for pods of the new attempt that vanished.
   void begin_next_attempt() {
     r_.status.attempt += 1;
+    r_.status.attempt_start_time.reset();  // set when the attempt's first pod is created
     for (auto& n : r_.status.nodes) n.uid.clear();
   }
 
@@ -285,10 +311,154 @@ class Reconciler {
     const auto& limit = job_.spec.run_policy.active_deadline_seconds;
     const auto start = started();
     if (!limit || !start) return;
-    const int64_t left = *start + *limit - now_;
-    if (!r_.requeue_after_seconds || left < *r_.requeue_after_seconds) {
-      r_.requeue_after_seconds = left;
+    requeue_in(*start + *limit - now_);
+  }
+
+  void requeue_in(int64_t seconds) {
+    if (!r_.requeue_after_seconds || seconds < *r_.requeue_after_seconds) {
+      r_.requeue_after_seconds = seconds;
     }
+  }
+
+  // --- startup deadline, stuck pods -------------------------------------------------------
+  int running_count() const {
+    int running = 0;
+    for (const auto& [rank, p] : current_)
+      running += p->phase == "Running" || p->phase == "Succeeded";
+    return running;
+  }
+
+  // "pod pp-node-1 (rank 1): ImagePullBackOff: container worker: Back-off pulling image ..."
+  static std::string describe_stuck(const ObservedPod& p, const StuckPod& s) {
+    return "pod " + p.name + " (rank " + std::to_string(p.rank) + "): " + s.reason +
+           (s.message.empty() ? "" : ": " + s.message);
+  }
+
+  // runPolicy.startupDeadlineSeconds: the attempt's pods must all be Running that long after
+  // its first pod was created, or the job fails. A restart would meet the same missing image or
+  // full cluster, so the job fails (StartupDeadlineExceeded) and its pods are deleted.
+  bool startup_deadline_exceeded() {
+    const auto& limit = job_.spec.run_policy.startup_deadline_seconds;
+    const auto& st = r_.status;
+    if (!limit || !st.attempt_start_time || job_.status.phase == Phase::kRunning) return false;
+    const auto start = api::parse_rfc3339(*st.attempt_start_time);
+    const int running = running_count();
+    if (!start || running == job_.spec.nnodes) return false;
+    if (now_ - *start < *limit) {
+      requeue_in(*start + *limit - now_);
+      return false;
+    }
+    std::string message = std::to_string(running) + " of " + std::to_string(job_.spec.nnodes) +
+                          " nodes running " + std::to_string(now_ - *start) + "s after attempt " +
+                          std::to_string(st.attempt) +
+                          " started, past startupDeadlineSeconds=" + std::to_string(*limit);
+    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+      const auto it = current_.find(rank);
+      if (it == current_.end()) {
+        message += "; rank " + std::to_string(rank) + " has no pod";
+      } else if (const auto stuck = stuck_reason(*it->second)) {
+        message += "; " + describe_stuck(*it->second, *stuck);
+      } else if (it->second->phase != "Running" && it->second->phase != "Succeeded") {
+        message += "; pod " + it->second->name + " (rank " + std::to_string(rank) + ") is " +
+                   (it->second->phase.empty() ? std::string("Pending") : it->second->phase);
+      }
+    }
+    fail(kReasonStartupDeadlineExceeded, message, true);
+    return true;
+  }
+
+  // status.conditions[Stuck]: True naming the first pod that cannot start, with an Event when
+  // it turns True; False once none is stuck.
+  void update_stuck_condition() {
+    std::string reason;
+    std::string message;
+    int stuck = 0;
+    for (const auto& [rank, p] : current_) {
+      const auto s = stuck_reason(*p);
+      if (!s) continue;
+      if (stuck++ == 0) {
+        reason = s->reason;
+        message = describe_stuck(*p, *s);
+      }
+    }
+    if (stuck > 1) message += " (and " + std::to_string(stuck - 1) + " more pods stuck)";
+    auto* conditions = &r_.status.conditions;
+    if (stuck == 0) {
+      set_condition(conditions, kCondStuck, false, "NoPodStuck",
+                    "no pod of attempt " + std::to_string(r_.status.attempt) + " is stuck", now_s_);
+      return;
+    }
+    const auto* before = find_condition(job_.status.conditions, kCondStuck);
+    const bool news = !before || before->status != "True";
+    set_condition(conditions, kCondStuck, true, reason, message, now_s_);
+    if (news) event("Warning", reason, message);
+  }
+
+  // --- progress ---------------------------------------------------------------------------
+  // The Running pods of the current attempt with their latest scrapes, by rank.
+  std::vector<RankScrape> running_ranks() const {
+    std::vector<RankScrape> out;
+    for (const auto& [rank, p] : current_) {
+      if (p->phase != "Running") continue;
+      out.push_back({rank, p->name, p->node_name, p->scrape ? &*p->scrape : nullptr});
+    }
+    return out;
+  }
+
+  void update_progress() {
+    const auto ranks = running_ranks();
+    if (ranks.empty()) return;
+    r_.status.progress = fold_progress(r_.status.progress, r_.status.attempt, ranks);
+  }
+
+  // runPolicy.progressDeadlineSeconds: a Running gang whose step has not advanced for that
+  // long, counted from its last advance in this attempt or else from when all its pods were
+  // Running, is restarted; the stall counts against backoffLimit (a hung collective or a
+  // frozen rank is a failure of the run, not of the cluster).
+  bool progress_deadline_exceeded() {
+    const auto& limit = job_.spec.run_policy.progress_deadline_seconds;
+    if (!limit || job_.status.phase != Phase::kRunning) return false;
+    const auto ranks = running_ranks();
+    if (static_cast<int>(ranks.size()) != job_.spec.nnodes) return false;
+    const auto* running = find_condition(job_.status.conditions, kCondRunning);
+    if (!running || running->status != "True") return false;
+    const auto since = api::parse_rfc3339(running->last_transition_time);
+    if (!since) return false;
+    api::UnixSeconds last = *since;
+    const auto& progress = r_.status.progress;
+    if (progress && progress->attempt == r_.status.attempt) {
+      if (const auto t = api::parse_rfc3339(progress->last_progress_time)) {
+        last = std::max(last, *t);
+      }
+    }
+    if (now_ - last < *limit) {
+      requeue_in(last + *limit - now_);
+      return false;
+    }
+    const StalledRank stalled = pick_stalled_rank(ranks);
+    const std::string message =
+        "no optimizer step for " + std::to_string(now_ - last) +
+        "s, past progressDeadlineSeconds=" + std::to_string(*limit) + "; stalled: rank " +
+        std::to_string(stalled.rank) + " (pod " + stalled.pod +
+        (stalled.node.empty() ? "" : " on node " + stalled.node) + "): " + stalled.why;
+    api::StallRecord record;
+    record.attempt = r_.status.attempt;
+    record.rank = stalled.rank;
+    record.pod = stalled.pod;
+    record.node = stalled.node;
+    record.step = stalled.step;
+    record.time = now_s_;
+    record.message = message;
+    r_.status.last_stall = record;
+    // restart_gang records the restart's event under this reason; the job's end does not.
+    if (r_.status.restarts >= job_.spec.run_policy.backoff_limit) {
+      event("Warning", kReasonProgressDeadlineExceeded, message);
+    }
+    restart_gang(RestartCause::kFailure, message, std::nullopt, kReasonProgressDeadlineExceeded);
+    for (auto& n : r_.status.nodes) {
+      if (n.rank == stalled.rank) n.reason = "Stalled";
+    }
+    return true;
   }
 
   // --- creation ---------------------------------------------------------------------------------
@@ -312,18 +482,20 @@ class Reconciler {
                             desired_pod(job_, rank, r_.status.attempt), "", "", ""});
       creating_.insert(rank);
     }
-    if (!r_.status.start_time && (!creating_.empty() || !current_.empty())) {
-      r_.status.start_time = now_s_;
+    if (!creating_.empty() || !current_.empty()) {
+      if (!r_.status.start_time) r_.status.start_time = now_s_;
+      if (!r_.status.attempt_start_time) {
+        r_.status.attempt_start_time = now_s_;
+        const auto& limit = job_.spec.run_policy.startup_deadline_seconds;
+        if (limit) requeue_in(*limit);
+      }
     }
   }
 
   void update_running_phase() {
     refresh_nodes(creating_);
     const int n = job_.spec.nnodes;
-    int running = 0;
-    for (const auto& [rank, p] : current_) {
-      if (p->phase == "Running" || p->phase == "Succeeded") ++running;
-    }
+    const int running = running_count();
     const std::string counts = std::to_string(running) + " of " + std::to_string(n) +
                                " nodes running (attempt " + std::to_string(r_.status.attempt) + ")";
     const Phase phase = r_.status.phase;
@@ -465,8 +637,8 @@ class Reconciler {
   // A DDP group cannot lose a rank: stop every pod of this attempt and start a new one, or
   // fail the job when the cause's limit is used up. `what` names the pod and what happened
   // to it; `disrupted_rank`, if any, is marked in status.nodes.
-  void restart_gang(RestartCause cause, const std::string& what,
-                    std::optional<int> disrupted_rank) {
+  void restart_gang(RestartCause cause, const std::string& what, std::optional<int> disrupted_rank,
+                    const std::string& why = "") {
     auto& st = r_.status;
     const auto& rp = job_.spec.run_policy;
     const bool disruption = cause == RestartCause::kDisruption;
@@ -492,7 +664,7 @@ class Reconciler {
     delete_current_pods();
     used += 1;
     begin_next_attempt();
-    const std::string reason = disruption ? "NodeDisrupted" : "NodeFailed";
+    const std::string reason = !why.empty() ? why : disruption ? "NodeDisrupted" : "NodeFailed";
     const std::string count =
         disruption ? "disruption " + std::to_string(st.disruptions) + " of " +
                          std::to_string(limit) + "; not counted against backoffLimit"

@@ -105,6 +105,15 @@ INVALID = [
      ["spec.runPolicy.ttlSecondsAfterFinished", "greater than or equal to 0"]),
     ("suspend not a boolean", run_policy("bad-suspend", suspend="yes"),
      ["spec.runPolicy.suspend", "must be of type boolean"]),
+    # --- progress and startup (issue 10, points 4 and 5) ---
+    ("startupDeadlineSeconds 0", run_policy("bad-startup", startupDeadlineSeconds=0),
+     ["spec.runPolicy.startupDeadlineSeconds", "greater than or equal to 1"]),
+    ("progressDeadlineSeconds above a year",
+     run_policy("bad-progress", progressDeadlineSeconds=31536001),
+     ["spec.runPolicy.progressDeadlineSeconds", "less than or equal to 31536000"]),
+    ("progressDeadlineSeconds not an integer",
+     run_policy("bad-progress-type", progressDeadlineSeconds="10m"),
+     ["spec.runPolicy.progressDeadlineSeconds", "must be of type integer"]),
 ]
 
 
@@ -267,8 +276,39 @@ class TrainingJobCRDTest(unittest.TestCase):
             res = self.cp.kubectl("-n", NS, "get", "tj", "columns", check=True)
             header, row = res.stdout.splitlines()[:2]
             self.assertEqual(header.split(),
-                             ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS", "AGE"])
+                             ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS", "EPOCH", "STEP",
+                              "ETA", "AGE"])
             self.assertEqual(row.split()[:5], ["columns", "Running", "4", "2", "1"])
+
+            # Progress, the stall record and the per-node fields are kept (not pruned), and
+            # the progress columns show them.
+            progress = {"status": {
+                "attemptStartTime": "2026-01-01T00:00:00Z",
+                "progress": {"attempt": 1, "step": 1234, "epoch": 3, "maxSteps": 37120,
+                             "stepsPerSecond": 2.5, "etaSeconds": 14354, "eta": "3h59m",
+                             "estimatedCompletionTime": "2026-01-01T04:00:00Z",
+                             "lastProgressTime": "2026-01-01T00:00:00Z"},
+                "lastStall": {"attempt": 0, "rank": 1, "pod": "columns-node-1",
+                              "node": "gpu-7", "step": 1000, "time": "2026-01-01T00:00:00Z",
+                              "message": "no optimizer step for 600s"},
+                "nodes": [{"rank": 0, "pod": "columns-node-0", "phase": "Running",
+                           "step": 1234, "message": "metrics: HTTP 404"}]}}
+            self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns", "--subresource=status",
+                            "--type=merge", "-p", json.dumps(progress), check=True)
+            stored = self.get("columns")["status"]
+            for key in ("attemptStartTime", "progress", "lastStall"):
+                self.assertEqual(stored[key], progress["status"][key], key)
+            self.assertEqual(stored["nodes"][0]["step"], 1234)
+            res = self.cp.kubectl("-n", NS, "get", "tj", "columns", check=True)
+            self.assertEqual(res.stdout.splitlines()[1].split()[5:8], ["3", "1234", "3h59m"])
+            wide = self.cp.kubectl("-n", NS, "get", "tj", "columns", "-o", "wide", check=True)
+            self.assertIn("STEPS/S", wide.stdout.splitlines()[0].split())
+            self.assertIn("2.5", wide.stdout.splitlines()[1].split())
+            bad = self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns",
+                                  "--subresource=status", "--type=merge",
+                                  "-p", '{"status":{"progress":{"step":-1}}}')
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("status.progress.step", bad.stderr)
         finally:
             self.delete("columns")
 

@@ -149,7 +149,8 @@ class ReconcileTest(OperatorSuite):
         self.wait_phase("contract", "Starting")
         out = self.cluster.cp.kubectl("get", "tj", "contract", "-n", NS, check=True).stdout
         header, row = out.splitlines()[:2]
-        self.assertEqual(header.split(), ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS", "AGE"])
+        self.assertEqual(header.split(), ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS",
+                                          "EPOCH", "STEP", "ETA", "AGE"])
         self.assertEqual(row.split()[:5], ["contract", "Starting", "3", "2", "0"])
 
     def test_status_follows_pods_through_restart_to_success(self):

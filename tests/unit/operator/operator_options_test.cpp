@@ -19,7 +19,7 @@ TEST(OperatorOptions, EveryFlag) {
       {"--kubeconfig", "/k", "--namespace", "a,b", "--namespace=c", "--namespaces=d",
        "--leader-elect", "--leader-election-namespace", "sys", "--leader-election-id=lock",
        "--metrics-address", "127.0.0.1:9000", "--health-address=:0", "--workers", "8",
-       "--resync-seconds=0"});
+       "--resync-seconds=0", "--progress-probe-seconds", "0", "--progress-probe-timeout-ms=500"});
   EXPECT_EQ(o.kubeconfig, "/k");
   EXPECT_EQ(o.namespaces, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_TRUE(o.leader_elect);
@@ -29,6 +29,11 @@ TEST(OperatorOptions, EveryFlag) {
   EXPECT_EQ(o.health.to_string(), "0.0.0.0:0");
   EXPECT_EQ(o.workers, 8);
   EXPECT_EQ(o.resync_seconds, 0);
+  EXPECT_EQ(o.progress_probe_seconds, 0);
+  EXPECT_EQ(o.progress_probe_timeout_ms, 500);
+  EXPECT_EQ(parse_operator_options({}).progress_probe_seconds, 15);
+  EXPECT_THROW(parse_operator_options({"--progress-probe-seconds=-1"}), UsageError);
+  EXPECT_THROW(parse_operator_options({"--progress-probe-timeout-ms=5"}), UsageError);
   EXPECT_FALSE(parse_operator_options({"--metrics-address=0"}).metrics.enabled);
   EXPECT_FALSE(parse_operator_options({"--leader-elect=false"}).leader_elect);
   EXPECT_TRUE(parse_operator_options({"-h"}).help);

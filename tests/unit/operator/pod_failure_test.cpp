@@ -118,7 +118,7 @@ TEST(DisruptionLimit, DefaultRoundTripAndBounds) {
 
   api::TrainingJobStatus st;
   st.disruptions = 4;
-  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, "", "uid-0"});
+  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, "", "uid-0", "", std::nullopt});
   std::vector<api::FieldError> errors;
   const auto back = api::status_from_json(api::status_to_json(st), &errors);
   EXPECT_TRUE(errors.empty());

@@ -89,8 +89,24 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   st.observed_generation = 7;
   st.conditions.push_back(
       {"Restarting", "True", "NodeFailed", "node 1 failed", "2026-11-30T10:01:00Z"});
-  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, "", "uid-0"});
-  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled", ""});
+  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, "", "uid-0", "", std::nullopt});
+  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled", "", "", std::nullopt});
+  // --- progress and startup (issue 10, points 4 and 5) ---
+  st.nodes.push_back({2, "pp-node-2", "Pending", std::nullopt, "ImagePullBackOff", "uid-2",
+                      "container worker: Back-off pulling image", 1234});
+  st.attempt_start_time = "2026-11-30T10:02:00Z";
+  TrainingProgress progress;
+  progress.attempt = 3;
+  progress.step = 1234;
+  progress.epoch = 4;
+  progress.max_steps = 37120;
+  progress.steps_per_second = 2.125;
+  progress.eta_seconds = 16887;
+  progress.estimated_completion_time = "2026-11-30T14:43:27Z";
+  progress.eta = "4h41m";
+  progress.last_progress_time = "2026-11-30T10:02:00Z";
+  st.progress = progress;
+  st.last_stall = StallRecord{2, 1, "pp-node-1", "gpu-7", 1000, "2026-11-30T10:01:00Z", "stalled"};
   std::vector<FieldError> errors;
   const auto back = status_from_json(status_to_json(st), &errors);
   EXPECT_TRUE(errors.empty()) << join(errors);
@@ -99,6 +115,32 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   // reason/message live in the phase's condition only (the CRD has no top-level fields).
   EXPECT_FALSE(status_to_json(st).has_field("reason"));
   EXPECT_EQ(back.reason, "NodeFailed");
+}
+
+TEST(TrainingJobStatus, ARateTheServerWritesAsAnIntegerReadsBack) {
+  std::vector<FieldError> errors;
+  const auto st = status_from_json(
+      web::json::value::parse(R"({"phase": "Running", "progress": {"step": 5, "stepsPerSecond": 2,
+                                  "lastProgressTime": "2026-11-30T10:02:00Z"}})"),
+      &errors);
+  EXPECT_TRUE(errors.empty()) << join(errors);
+  ASSERT_TRUE(st.progress);
+  EXPECT_EQ(st.progress->steps_per_second, 2.0);
+  status_from_json(web::json::value::parse(R"({"phase": "Running", "progress": {"step": "x"}})"),
+                   &errors);
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].path, "status.progress.step");
+}
+
+TEST(TrainingJobParse, ReadsTheDeadlines) {
+  auto v = testing::job_json();
+  v["spec"]["runPolicy"] =
+      web::json::value::parse(R"({"startupDeadlineSeconds": 300, "progressDeadlineSeconds": 900})");
+  const auto parsed = parse_training_job(v);
+  EXPECT_TRUE(parsed.errors.empty());
+  EXPECT_EQ(parsed.job.spec.run_policy.startup_deadline_seconds, 300);
+  EXPECT_EQ(parsed.job.spec.run_policy.progress_deadline_seconds, 900);
+  EXPECT_FALSE(testing::job().spec.run_policy.startup_deadline_seconds) << "no default";
 }
 
 TEST(TrainingJobStatus, EarlyPhasesTakeReasonFromCreated) {
