@@ -44,19 +44,21 @@ stop_pid() { # pid name
 alive() { owns "$1" "$dir"; }
 
 containerd_tasks() { ctr_ tasks ls -q 2>/dev/null; }
+# containerd removes a pod's netns mount only after CNI DEL released its address and veth.
+pod_netns() { findmnt -rn -t nsfs -o TARGET 2>/dev/null | grep -F "$RUN/" || true; }
 
 delete_pods() {
   alive "$KUBELET_PID" && alive "$CONTAINERD_PID" && [[ -f "$dir/env" ]] || return 0
   kubectl_admin delete pods --all --all-namespaces --grace-period=0 --force --wait=false \
     >/dev/null 2>&1 || true
   # The kubelet kills each container and stops its sandbox (CNI DEL) once it sees the
-  # pod gone; done when containerd runs no task.
+  # pod gone; done when containerd runs no task and holds no pod network namespace.
   local deadline=$((SECONDS + 90))
   while ((SECONDS < deadline)); do
-    [[ -z "$(containerd_tasks)" ]] && return 0
+    [[ -z "$(containerd_tasks)" && -z "$(pod_netns)" ]] && return 0
     sleep 0.5
   done
-  log "pods' tasks still running after 90s: $(containerd_tasks | tr '\n' ' ')"
+  log "after 90s, pods' tasks still running: $(containerd_tasks | tr '\n' ' ') netns: $(pod_netns | tr '\n' ' ')"
 }
 
 kill_tasks() { # what the kubelet did not stop
@@ -136,8 +138,17 @@ main() {
   [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] && held=1
   remove_links
   rm -rf "$RUN"
-  # The kubelet's links to container logs (its fixed /var/log/containers) that point here.
+  # What the kubelet, the shims and libcni keep at fixed paths: links to container logs
+  # that point here, this network's cached CNI results (left only if a sandbox was never
+  # torn down), and the folders they made, if empty now.
   find /var/log/containers -maxdepth 1 -lname "$dir/*" -delete 2>/dev/null || true
+  local stale
+  stale="$(find /var/lib/cni/results -maxdepth 1 -name 'ddp3d-*' 2>/dev/null | wc -l)"
+  ((stale == 0)) || log "removing $stale cached CNI results of sandboxes that were not torn down"
+  rm -f /var/lib/cni/results/ddp3d-* /var/lib/kubelet/device-plugins/kubelet.sock
+  rmdir /var/lib/cni/results /var/lib/cni /var/lib/kubelet/device-plugins /var/lib/kubelet \
+    /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd/fifo /run/containerd/s \
+    /run/containerd /var/log/containers 2>/dev/null || true
   rm -f "$dir/cluster.env"
 
   # Verify, so that a leak fails loudly here rather than in the next test.
