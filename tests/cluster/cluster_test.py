@@ -99,7 +99,8 @@ class ClusterTest(unittest.TestCase):
         self.addCleanup(tmp.cleanup)
         self.dir = os.path.join(tmp.name, "c")
         t0 = time.monotonic()
-        up = run(["bash", os.path.join(HERE, "up.sh"), self.dir])
+        up = run(["bash", os.path.join(HERE, "up.sh"), self.dir],
+                 env=dict(os.environ, CLUSTER_OWNER_PID=str(os.getpid())))
         # down.sh runs whatever happens, and is itself under test below.
         downed = []
         self.addCleanup(lambda: downed or run(["bash", os.path.join(HERE, "down.sh"), self.dir]))

@@ -21,7 +21,7 @@ dir="${1:-}"
 [[ -d "$dir" ]] || { log "$dir does not exist: nothing to stop"; exit 0; }
 dir="$(cd "$dir" && pwd)"
 cluster_paths "$dir"
-CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID=""
+CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
 [[ -f "$dir/cluster.env" ]] && load_cluster_env
 
 stop_pid() { # pid name
@@ -39,6 +39,12 @@ stop_pid() { # pid name
     sleep 0.1
   done
   log "$name (pid $pid) did not exit"
+}
+
+watchdog_of_dir() { # pid
+  local cmd
+  cmd=" $({ tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null)"
+  [[ "$cmd" == *" ddp3d-cluster-watchdog "* && "$cmd" == *" $dir " ]]
 }
 
 alive() { owns "$1" "$dir"; }
@@ -118,6 +124,11 @@ restore_sysctls() {
 }
 
 main() {
+  # The owner watchdog goes first so that it cannot race this stop (when it is the one
+  # running this stop, it has become this process).
+  if [[ -n "$WATCHDOG_PID" && "$WATCHDOG_PID" != "$$" ]] && watchdog_of_dir "$WATCHDOG_PID"; then
+    kill -TERM "$WATCHDOG_PID" 2>/dev/null || true
+  fi
   stop_pid "$KCM_PID" kube-controller-manager
   stop_pid "$SCHEDULER_PID" kube-scheduler
   [[ -n "$CACHE" ]] && delete_pods
@@ -128,7 +139,7 @@ main() {
   # Shims outlive containerd by design; theirs name RUN on their command lines.
   local p
   for p in $(owned_pids "$dir"); do
-    [[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == *containerd-shim* ]] && { kill -KILL "$p" 2>/dev/null || true; }
+    [[ "$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null)" == *containerd-shim* ]] && { kill -KILL "$p" 2>/dev/null || true; }
   done
   clean_cgroups
   restore_sysctls
@@ -143,7 +154,7 @@ main() {
   # torn down), and the folders they made, if empty now.
   find /var/log/containers -maxdepth 1 -lname "$dir/*" -delete 2>/dev/null || true
   local stale
-  stale="$(find /var/lib/cni/results -maxdepth 1 -name 'ddp3d-*' 2>/dev/null | wc -l)"
+  stale="$({ find /var/lib/cni/results -maxdepth 1 -name 'ddp3d-*' 2>/dev/null || true; } | wc -l)"
   ((stale == 0)) || log "removing $stale cached CNI results of sandboxes that were not torn down"
   rm -f /var/lib/cni/results/ddp3d-* /var/lib/kubelet/device-plugins/kubelet.sock
   rmdir /var/lib/cni/results /var/lib/cni /var/lib/kubelet/device-plugins /var/lib/kubelet \
@@ -153,7 +164,7 @@ main() {
 
   # Verify, so that a leak fails loudly here rather than in the next test.
   local left=()
-  for p in $(owned_pids "$dir"); do left+=("process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-120)"); done
+  for p in $(owned_pids "$dir"); do left+=("process $p: $({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | cut -c1-120)"); done
   for p in $(owned_mounts "$dir"); do left+=("mount $p"); done
   for p in $(kubepods_cgroups); do
     [[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ]] && left+=("processes in cgroup $p")

@@ -41,6 +41,7 @@ KUBELET_PID=${KUBELET_PID:-}
 KUBELET_PORT=${KUBELET_PORT:-}
 KUBELET_HEALTHZ_PORT=${KUBELET_HEALTHZ_PORT:-}
 COREDNS_PID=${COREDNS_PID:-}
+WATCHDOG_PID=${WATCHDOG_PID:-}
 COREDNS_HEALTH_PORT=${COREDNS_HEALTH_PORT:-}
 COREDNS_READY_PORT=${COREDNS_READY_PORT:-}
 NODE_NAME=$NODE_NAME
@@ -69,7 +70,7 @@ ctr_() { "$CACHE/bin/ctr" --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; 
 owns() { # pid dir
   [[ -n "$1" && -r "/proc/$1/cmdline" ]] || return 1
   local cmd
-  cmd=" $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)"
+  cmd=" $({ tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null)"
   [[ "$cmd" == *" $2/"* || "$cmd" == *" $RUN/"* ]]
 }
 

@@ -4,6 +4,8 @@
 #   up.sh DIR     build what is missing (cached, see build.sh), start the cluster, wait
 #                 until its node is Ready and CoreDNS answers, print DIR/kubeconfig
 #
+# If CLUSTER_OWNER_PID is set, a watchdog runs down.sh DIR when that process exits.
+#
 # Runs etcd + kube-apiserver (../testbin/control-plane.sh), kube-controller-manager,
 # kube-scheduler, containerd 2 with runc, a kubelet, CNI bridge networking (bridge
 # "ddp3d0", pods in 10.88.0.0/24, one IP each, host-local IPAM) and CoreDNS for
@@ -343,6 +345,15 @@ main() {
   # Pods need their namespace's "default" ServiceAccount, which the controller-manager makes.
   wait_for "ServiceAccount default/default" 60 "$KCM_PID" "$dir/logs/kube-controller-manager.log" \
     kubectl_admin -n default get serviceaccount default
+  if [[ -n "${CLUSTER_OWNER_PID:-}" ]]; then
+    # A test that dies (a ctest timeout kills it) must not leave the cluster running:
+    # this watchdog runs down.sh once the owner is gone. down.sh stops it first otherwise.
+    setsid bash -c 'while kill -0 "$1" 2>/dev/null && [ -f "$3/cluster.env" ]; do sleep 1; done
+      [ -f "$3/cluster.env" ] && exec bash "$2" "$3" >>"$3/logs/watchdog.log" 2>&1' \
+      ddp3d-cluster-watchdog "$CLUSTER_OWNER_PID" "$here/down.sh" "$dir" </dev/null >/dev/null 2>&1 &
+    WATCHDOG_PID=$!
+    write_cluster_env
+  fi
   trap - EXIT INT TERM
   log "cluster up in $((SECONDS - t0))s: node $NODE_NAME Ready, DNS $GATEWAY (cluster.local)"
   echo "$dir/kubeconfig"
