@@ -86,6 +86,11 @@ subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kuberne
     issue admin "/O=system:masters/CN=ddp3d-admin" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth"
+    # What kube-apiserver presents to kubelets (logs, exec, port-forward): only
+    # tests/cluster runs one, and without this those calls are refused as anonymous.
+    issue apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out sa.key 2>/dev/null
     openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
     chmod 600 ./*.key
@@ -153,7 +158,12 @@ launch_etcd() { # dir
 }
 
 launch_apiserver() { # dir
-  local dir="$1" pki="$1/pki"
+  local dir="$1" pki="$1/pki" kubelet_client=()
+  # A DIR whose certificates predate the kubelet client certificate still starts.
+  [[ -f "$pki/apiserver-kubelet-client.crt" ]] &&
+    kubelet_client=(--kubelet-client-certificate "$pki/apiserver-kubelet-client.crt"
+      --kubelet-client-key "$pki/apiserver-kubelet-client.key"
+      --kubelet-preferred-address-types InternalIP)  # node names do not resolve here
   setsid "$TESTBIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
@@ -167,6 +177,7 @@ launch_apiserver() { # dir
     --service-cluster-ip-range 10.0.0.0/24 \
     --allow-privileged=true \
     --profiling=false \
+    "${kubelet_client[@]}" \
     </dev/null >>"$dir/kube-apiserver.log" 2>&1 &
   APISERVER_PID=$!
 }

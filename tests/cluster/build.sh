@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Builds what the one-machine test cluster runs, besides testbin's kube-apiserver and
+# etcd, into a per-version cache outside the source tree and prints its directory:
+#   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/cluster/<K8S_VERSION>/
+#     bin/   kubelet kube-controller-manager kube-scheduler containerd
+#            containerd-shim-runc-v2 coredns
+#     cni/   bridge host-local loopback
+#     images/pause.tar busybox.tar   (OCI archives for `ctr images import`)
+# Idempotent: a binary is rebuilt only when the inputs in its stamp changed. Safe to call
+# from concurrent tests (one flock per cache dir). Progress goes to stderr.
+# DDP3D_GO_JOBS (default 1) is `go build -p`: the machine is shared with C++ builds.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.sh
+source "$here/versions.sh"
+cache="${DDP3D_CACHE:-$HOME/.cache/ddp3d}/cluster/$K8S_VERSION"
+jobs="${DDP3D_GO_JOBS:-1}"
+mkdir -p "$cache/bin" "$cache/cni" "$cache/images"
+
+log() { echo "cluster-build: $*" >&2; }
+die() { echo "cluster-build: $*" >&2; exit 1; }
+
+# A stamp ties a cached artefact to the exact inputs it was built from.
+stamp_of() { # files-and-strings...
+  local a
+  for a in "$@"; do if [[ -f "$a" ]]; then cat "$a"; else echo "$a"; fi; done | sha256sum | cut -d' ' -f1
+}
+fresh() { [[ -e "$1" && "$(cat "$1.stamp" 2>/dev/null)" == "$2" ]]; }
+
+build_go() { # out module-dir package ldflags [tags]
+  local out="$1" mod="$here/$2" pkg="$3" ldflags="$4" tags="${5:-}" stamp
+  stamp="$(stamp_of "$mod/go.mod" "$mod/go.sum" "$mod"/*.go "$pkg" "$ldflags" "$tags" "$(go env GOVERSION)")"
+  if fresh "$out" "$stamp"; then
+    log "$(basename "$out") up to date"
+    return
+  fi
+  log "building $(basename "$out") ($pkg) — a cold build takes minutes on 2 cores"
+  local start=$SECONDS
+  # -trimpath and CGO_ENABLED=0 as in ../testbin/build.sh, so the Kubernetes packages
+  # kube-apiserver already compiled are go build cache hits.
+  (cd "$mod" && CGO_ENABLED=0 nice -n 19 go build -p "$jobs" -trimpath -tags "$tags" \
+    -ldflags="-s -w $ldflags" -o "$out.tmp.$$" "$pkg")
+  mv -f "$out.tmp.$$" "$out"
+  echo "$stamp" >"$out.stamp"
+  log "built $(basename "$out") in $((SECONDS - start))s"
+}
+
+# versions.sh names the pins; each go.mod decides what is built.
+require_pin() { # module-dir module version
+  grep -qE "^(require )?[[:space:]]*$2 $3( |\$)" "$here/$1/go.mod" ||
+    die "$1/go.mod does not require $2 $3 (versions.sh); update both together"
+}
+
+exec 9>"$cache/.lock"
+flock 9
+
+build_kube() {
+  require_pin kube k8s.io/kubernetes "$K8S_VERSION"
+  local major minor vpkg=k8s.io/component-base/version
+  major="${K8S_VERSION#v}"; major="${major%%.*}"
+  minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
+  local v="-X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=$major -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
+  local c
+  for c in kube-scheduler kube-controller-manager kubelet; do
+    build_go "$cache/bin/$c" kube "k8s.io/kubernetes/cmd/$c" "$v"
+  done
+}
+
+build_runtime() {
+  require_pin containerd github.com/containerd/containerd/v2 "$CONTAINERD_VERSION"
+  require_pin cni github.com/containernetworking/plugins "$CNI_PLUGINS_VERSION"
+  # btrfs/devmapper/zfs snapshotters need cgo or are unused here: overlayfs is.
+  local tags="no_btrfs no_devmapper no_zfs" v="-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
+  local c
+  for c in containerd containerd-shim-runc-v2 ctr; do
+    build_go "$cache/bin/$c" containerd "github.com/containerd/containerd/v2/cmd/$c" "$v" "$tags"
+  done
+  for c in main/bridge main/loopback ipam/host-local; do
+    build_go "$cache/cni/${c#*/}" cni "github.com/containernetworking/plugins/plugins/$c" ""
+  done
+}
+
+build_coredns() {
+  require_pin coredns github.com/coredns/coredns "$COREDNS_VERSION"
+  build_go "$cache/bin/coredns" coredns . ""
+}
+
+image() { # out image-name rootfs-builder entrypoint...
+  local out="$1" name="$2" builder="$3"; shift 3
+  local stamp
+  stamp="$(stamp_of "$here/oci_archive.py" "$name" "$("$builder" stamp)" "$@")"
+  if fresh "$out" "$stamp"; then
+    log "$(basename "$out") up to date"
+    return
+  fi
+  local rootfs="$cache/images/rootfs.$$"
+  rm -rf "$rootfs"
+  mkdir -p "$rootfs"
+  "$builder" fill "$rootfs"
+  python3 "$here/oci_archive.py" "$rootfs" "$name" "$out.tmp.$$" --entrypoint "$@" >/dev/null
+  rm -rf "$rootfs"
+  mv -f "$out.tmp.$$" "$out"
+  echo "$stamp" >"$out.stamp"
+  log "packed $(basename "$out") ($name)"
+}
+
+pause_rootfs() { # stamp | fill DIR
+  case "$1" in
+  stamp) cat "$cache/bin/pause.stamp" ;;
+  fill) install -m 0755 "$cache/bin/pause" "$2/pause" ;;
+  esac
+}
+
+# A busybox userland (Debian's busybox-static) with /etc files for a non-root user.
+busybox_rootfs() { # stamp | fill DIR
+  local bb=/bin/busybox
+  # ldd fails on a static executable: the image has no libc to load one with.
+  [[ -x "$bb" ]] && ! ldd "$bb" >/dev/null 2>&1 ||
+    die "$bb is missing or not static: apt-get install busybox-static"
+  case "$1" in
+  stamp) sha256sum "$bb" ;;
+  fill)
+    mkdir -p "$2/bin" "$2/etc" "$2/tmp" "$2/root"
+    chmod 1777 "$2/tmp"
+    install -m 0755 "$bb" "$2/bin/busybox"
+    local applet
+    for applet in $("$bb" --list); do
+      [[ "$applet" == busybox ]] || ln -s busybox "$2/bin/$applet"
+    done
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$2/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$2/etc/group"
+    ;;
+  esac
+}
+
+build_images() {
+  build_go "$cache/bin/pause" pause . ""
+  image "$cache/images/pause.tar" "$PAUSE_IMAGE" pause_rootfs /pause
+  image "$cache/images/busybox.tar" "$BUSYBOX_IMAGE" busybox_rootfs /bin/sh
+}
+
+case "${1:-all}" in
+kube) build_kube ;;
+runtime) build_runtime ;;
+coredns) build_coredns ;;
+images) build_images ;;
+all) build_kube; build_runtime; build_coredns; build_images ;;
+*) die "usage: $0 [all|kube|runtime|coredns|images]" ;;
+esac
+echo "$cache"

@@ -1,0 +1,165 @@
+"""tests/cluster: up.sh brings up a real one-node cluster whose node turns Ready, whose
+pods get one address each on the CNI bridge and find each other by the CoreDNS name of
+a headless Service; down.sh leaves no process, mount, netns or interface behind."""
+
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NS = "dns-check"
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def read_env(path):
+    with open(path) as f:
+        return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+
+def images():
+    env = run(["bash", "-c", f"source {HERE}/versions.sh; echo $BUSYBOX_IMAGE"], check=True)
+    return env.stdout.strip()
+
+
+def manifests(image):
+    pod = lambda name, hostname: {  # noqa: E731
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": {"app": "ranks"}},
+        "spec": {
+            "hostname": hostname, "subdomain": "ranks",
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{
+                "name": "main", "image": image, "imagePullPolicy": "IfNotPresent",
+                "command": ["sleep", "3600"],
+            }],
+        },
+    }
+    service = {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "ranks", "namespace": NS},
+        "spec": {"clusterIP": "None", "selector": {"app": "ranks"},
+                 "ports": [{"name": "rendezvous", "port": 29500}]},
+    }
+    return {"apiVersion": "v1", "kind": "List",
+            "items": [service, pod("rank-0", "rank0"), pod("rank-1", "rank1")]}
+
+
+def listing():
+    """Everything that down.sh must remove: network namespaces, links, mounts."""
+    netns = run(["ip", "netns", "list"]).stdout.split()
+    links = [l.split(":")[1].strip().split("@")[0]
+             for l in run(["ip", "-o", "link"]).stdout.splitlines()]
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split()[4] for line in f]
+    return set(netns), set(links), mounts
+
+
+def cluster_processes(directory, rundir):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if int(pid) != os.getpid() and (f" {directory}/" in cmd or f" {rundir}/" in cmd):
+            found.append(f"{pid}: {cmd[:120]}")
+    return found
+
+
+class ClusterTest(unittest.TestCase):
+    def kubectl(self, *args, check=True, stdin=None):
+        res = run(["kubectl", "--kubeconfig", self.kubeconfig, *args], input=stdin,
+                  env=dict(os.environ, KUBECACHEDIR=os.path.join(self.dir, "kube-cache")))
+        if check and res.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{res.stderr}")
+        return res
+
+    def wait(self, what, seconds, probe):
+        deadline = time.monotonic() + seconds
+        last = None
+        while time.monotonic() < deadline:
+            ok, last = probe()
+            if ok:
+                return last
+            time.sleep(0.5)
+        self.fail(f"{what} not reached after {seconds}s; last: {last}")
+
+    def test_up_ready_dns_down(self):
+        before_netns, before_links, _ = listing()
+        tmp = tempfile.TemporaryDirectory(prefix="ddp3d-cluster-")
+        self.addCleanup(tmp.cleanup)
+        self.dir = os.path.join(tmp.name, "c")
+        t0 = time.monotonic()
+        up = run(["bash", os.path.join(HERE, "up.sh"), self.dir],
+                 env=dict(os.environ, CLUSTER_OWNER_PID=str(os.getpid())))
+        # down.sh runs whatever happens, and is itself under test below.
+        downed = []
+        self.addCleanup(lambda: downed or run(["bash", os.path.join(HERE, "down.sh"), self.dir]))
+        self.assertEqual(up.returncode, 0, f"up.sh failed:\n{up.stderr[-4000:]}")
+        print(f"\nup.sh: {time.monotonic() - t0:.1f}s", file=sys.stderr)
+        self.kubeconfig = up.stdout.strip().splitlines()[-1]
+        self.assertEqual(self.kubeconfig, os.path.join(self.dir, "kubeconfig"))
+        env = read_env(os.path.join(self.dir, "cluster.env"))
+        subnet = ipaddress.ip_network(env["POD_SUBNET"])
+
+        # The node is Ready, on the real container runtime.
+        node = json.loads(self.kubectl("get", "node", env["NODE_NAME"], "-o", "json").stdout)
+        ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}["Ready"]
+        self.assertEqual(ready, "True")
+        self.assertTrue(node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://2."))
+
+        # Two pods behind a headless Service: one address each, both on the bridge.
+        self.kubectl("create", "namespace", NS)
+        self.wait("ServiceAccount dns-check/default", 60, lambda: (
+            self.kubectl("-n", NS, "get", "sa", "default", check=False).returncode == 0, None))
+        self.kubectl("apply", "-f", "-", stdin=json.dumps(manifests(images())))
+        t1 = time.monotonic()
+
+        def running():
+            pods = json.loads(self.kubectl("-n", NS, "get", "pods", "-o", "json").stdout)["items"]
+            phases = {p["metadata"]["name"]: p["status"].get("phase") for p in pods}
+            ok = len(pods) == 2 and all(v == "Running" for v in phases.values())
+            return ok, (phases if not ok else {p["metadata"]["name"]: p["status"]["podIP"] for p in pods})
+        ips = self.wait("both pods Running", 120, running)
+        print(f"pods Running {time.monotonic() - t1:.1f}s after apply: {ips}", file=sys.stderr)
+        self.assertNotEqual(ips["rank-0"], ips["rank-1"])
+        for ip in ips.values():
+            self.assertIn(ipaddress.ip_address(ip), subnet)
+
+        # rank-1 resolves rank-0's hostname.subdomain name through CoreDNS, from inside
+        # its own network namespace, and gets rank-0's pod address.
+        name = f"rank0.ranks.{NS}.svc.cluster.local"
+
+        def resolved():
+            res = self.kubectl("-n", NS, "exec", "rank-1", "--", "nslookup", name, check=False)
+            answer = res.stdout.split("Name:", 1)[-1] if "Name:" in res.stdout else ""
+            return ips["rank-0"] in answer, (res.returncode, res.stdout[-300:], res.stderr[-300:])
+        self.wait(f"{name} resolving to {ips['rank-0']}", 60, resolved)
+        resolv = self.kubectl("-n", NS, "exec", "rank-1", "--", "cat", "/etc/resolv.conf").stdout
+        self.assertIn(f"nameserver {env['CLUSTER_DNS']}", resolv)
+        self.assertIn(f"search {NS}.svc.cluster.local svc.cluster.local cluster.local", resolv)
+
+        # down.sh: no process, mount, netns or interface of the cluster remains.
+        down = run(["bash", os.path.join(HERE, "down.sh"), self.dir])
+        downed.append(True)
+        self.assertEqual(down.returncode, 0, f"down.sh failed:\n{down.stderr[-4000:]}")
+        after_netns, after_links, after_mounts = listing()
+        self.assertEqual(after_netns - before_netns, set())
+        self.assertEqual(after_links - before_links, set())
+        self.assertNotIn(env["BRIDGE"], after_links)
+        self.assertEqual([m for m in after_mounts
+                          if m.startswith(self.dir + "/") or m.startswith(env["RUN"])], [])
+        self.assertEqual(cluster_processes(self.dir, env["RUN"]), [], "processes remain")
+
+
+if __name__ == "__main__":
+    unittest.main()

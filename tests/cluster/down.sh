@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Stops the cluster that up.sh DIR started and leaves no process, mount, network
+# namespace or interface of it behind; exits non-zero, naming them, if any remain.
+# Idempotent: safe on a DIR whose cluster is half started, already down, or never was.
+#
+#   down.sh DIR
+#
+# Order: controllers first (nothing recreates or schedules pods), then the pods are
+# deleted while the kubelet still runs, so that it stops their sandboxes through CRI
+# and CNI DEL releases their addresses and veths; then the kubelet, CoreDNS,
+# containerd, its shims, whatever still runs in the pods' cgroups, the control plane,
+# the mounts, the bridge. DIR keeps its logs.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+dir="${1:-}"
+[[ -n "$dir" && $# -eq 1 ]] || die "usage: $0 DIR"
+[[ -d "$dir" ]] || { log "$dir does not exist: nothing to stop"; exit 0; }
+dir="$(cd "$dir" && pwd)"
+cluster_paths "$dir"
+CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
+[[ -f "$dir/cluster.env" ]] && load_cluster_env
+
+stop_pid() { # pid name
+  local pid="$1" name="$2" i
+  owns "$pid" "$dir" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 150; i++)); do
+    owns "$pid" "$dir" || return 0
+    sleep 0.1
+  done
+  log "$name (pid $pid) ignored SIGTERM for 15s, killing"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    owns "$pid" "$dir" || return 0
+    sleep 0.1
+  done
+  log "$name (pid $pid) did not exit"
+}
+
+watchdog_of_dir() { # pid
+  local cmd
+  cmd=" $({ tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null)"
+  [[ "$cmd" == *" ddp3d-cluster-watchdog "* && "$cmd" == *" $dir " ]]
+}
+
+alive() { owns "$1" "$dir"; }
+
+containerd_tasks() { ctr_ tasks ls -q 2>/dev/null; }
+# containerd removes a pod's netns mount only after CNI DEL released its address and veth.
+pod_netns() { findmnt -rn -t nsfs -o TARGET 2>/dev/null | grep -F "$RUN/" || true; }
+
+delete_pods() {
+  alive "$KUBELET_PID" && alive "$CONTAINERD_PID" && [[ -f "$dir/env" ]] || return 0
+  kubectl_admin delete pods --all --all-namespaces --grace-period=0 --force --wait=false \
+    >/dev/null 2>&1 || true
+  # The kubelet kills each container and stops its sandbox (CNI DEL) once it sees the
+  # pod gone; done when containerd runs no task and holds no pod network namespace.
+  local deadline=$((SECONDS + 90))
+  while ((SECONDS < deadline)); do
+    [[ -z "$(containerd_tasks)" && -z "$(pod_netns)" ]] && return 0
+    sleep 0.5
+  done
+  log "after 90s, pods' tasks still running: $(containerd_tasks | tr '\n' ' ') netns: $(pod_netns | tr '\n' ' ')"
+}
+
+kill_tasks() { # what the kubelet did not stop
+  alive "$CONTAINERD_PID" || return 0
+  local t
+  for t in $(containerd_tasks); do
+    ctr_ tasks kill --all --signal SIGKILL "$t" >/dev/null 2>&1 || true
+  done
+}
+
+# Pod processes live in the kubelet's cgroups (cgroupfs driver: /kubepods/...). Anything
+# left there once the shims are gone is killed, then the cgroups are removed.
+kubepods_cgroups() {
+  local h
+  for h in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
+    [[ -d "$h" ]] && find "$h" -depth -type d
+  done
+  return 0
+}
+clean_cgroups() {
+  local cg i pids
+  for ((i = 0; i < 50; i++)); do
+    pids="$(for cg in $(kubepods_cgroups); do cat "$cg/cgroup.procs" 2>/dev/null; done | sort -u)"
+    [[ -z "$pids" ]] && break
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.1
+  done
+  for cg in $(kubepods_cgroups); do rmdir "$cg" 2>/dev/null || true; done
+}
+
+unmount_all() {
+  local m
+  for m in $(owned_mounts "$dir"); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "cannot unmount $m"
+  done
+}
+
+remove_links() {
+  # Only the cluster that holds the bridge removes it.
+  [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] || return 0
+  local l
+  for l in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
+    ip link del "$l" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  rm -f "$MACHINE_OWNER"
+}
+
+restore_sysctls() {
+  [[ -f "$dir/sysctl.saved" ]] || return 0
+  local kv
+  while IFS= read -r kv; do
+    echo "${kv#*=}" >"/proc/sys/${kv%%=*}" 2>/dev/null || log "cannot restore ${kv%%=*}"
+  done <"$dir/sysctl.saved"
+  rm -f "$dir/sysctl.saved"
+}
+
+main() {
+  # The owner watchdog goes first so that it cannot race this stop (when it is the one
+  # running this stop, it has become this process).
+  if [[ -n "$WATCHDOG_PID" && "$WATCHDOG_PID" != "$$" ]] && watchdog_of_dir "$WATCHDOG_PID"; then
+    kill -TERM "$WATCHDOG_PID" 2>/dev/null || true
+  fi
+  stop_pid "$KCM_PID" kube-controller-manager
+  stop_pid "$SCHEDULER_PID" kube-scheduler
+  [[ -n "$CACHE" ]] && delete_pods
+  stop_pid "$KUBELET_PID" kubelet
+  stop_pid "$COREDNS_PID" coredns
+  [[ -n "$CACHE" ]] && kill_tasks
+  stop_pid "$CONTAINERD_PID" containerd
+  # Shims outlive containerd by design; theirs name RUN on their command lines.
+  local p
+  for p in $(owned_pids "$dir"); do
+    [[ "$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null)" == *containerd-shim* ]] && { kill -KILL "$p" 2>/dev/null || true; }
+  done
+  clean_cgroups
+  restore_sysctls
+  bash "$here/../testbin/control-plane.sh" stop "$dir" >/dev/null 2>&1 || true
+  unmount_all
+  local held=0
+  [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] && held=1
+  remove_links
+  rm -rf "$RUN"
+  # What the kubelet, the shims and libcni keep at fixed paths: links to container logs
+  # that point here, this network's cached CNI results (left only if a sandbox was never
+  # torn down), and the folders they made, if empty now.
+  find /var/log/containers -maxdepth 1 -lname "$dir/*" -delete 2>/dev/null || true
+  local stale
+  stale="$({ find /var/lib/cni/results -maxdepth 1 -name 'ddp3d-*' 2>/dev/null || true; } | wc -l)"
+  ((stale == 0)) || log "removing $stale cached CNI results of sandboxes that were not torn down"
+  rm -f /var/lib/cni/results/ddp3d-* /var/lib/kubelet/device-plugins/kubelet.sock
+  rmdir /var/lib/cni/results /var/lib/cni /var/lib/kubelet/device-plugins /var/lib/kubelet \
+    /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd/fifo /run/containerd/s \
+    /run/containerd /var/log/containers 2>/dev/null || true
+  rm -f "$dir/cluster.env"
+
+  # Verify, so that a leak fails loudly here rather than in the next test.
+  local left=()
+  for p in $(owned_pids "$dir"); do left+=("process $p: $({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | cut -c1-120)"); done
+  for p in $(owned_mounts "$dir"); do left+=("mount $p"); done
+  for p in $(kubepods_cgroups); do
+    [[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ]] && left+=("processes in cgroup $p")
+  done
+  ((held)) && ip link show "$BRIDGE" >/dev/null 2>&1 && left+=("bridge $BRIDGE")
+  if ((${#left[@]})); then
+    printf 'cluster: left behind: %s\n' "${left[@]}" >&2
+    exit 1
+  fi
+  log "stopped; no process, mount, netns or interface left"
+}
+
+main

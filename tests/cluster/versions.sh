@@ -1,0 +1,12 @@
+# Pinned versions of the one-machine test cluster. Kubernetes and etcd come from
+# ../testbin/versions.sh (kube-apiserver and etcd are testbin's binaries); the go.mod of
+# each folder here decides what is built, and build.sh checks it against these pins.
+# shellcheck source=../testbin/versions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../testbin/versions.sh"
+CONTAINERD_VERSION=v2.2.9
+CNI_PLUGINS_VERSION=v1.10.0
+COREDNS_VERSION=v1.14.2
+# Locally built images (build.sh packs them; up.sh imports them into containerd). The
+# registry part names no real registry: nothing is ever pulled.
+PAUSE_IMAGE=ddp3d.local/pause:1
+BUSYBOX_IMAGE=ddp3d.local/busybox:1
