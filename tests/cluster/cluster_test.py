@@ -52,14 +52,14 @@ def manifests(image):
             "items": [service, pod("rank-0", "rank0"), pod("rank-1", "rank1")]}
 
 
-def listing():
-    """Everything that down.sh must remove: network namespaces, links, mounts."""
-    netns = run(["ip", "netns", "list"]).stdout.split()
-    links = [l.split(":")[1].strip().split("@")[0]
-             for l in run(["ip", "-o", "link"]).stdout.splitlines()]
+def links(*args):
+    return {line.split(":")[1].strip().split("@")[0]
+            for line in run(["ip", "-o", "link", "show", *args]).stdout.splitlines()}
+
+
+def mounts():
     with open("/proc/self/mountinfo") as f:
-        mounts = [line.split()[4] for line in f]
-    return set(netns), set(links), mounts
+        return [line.split()[4] for line in f]
 
 
 def cluster_processes(directory, rundir):
@@ -94,7 +94,6 @@ class ClusterTest(unittest.TestCase):
         self.fail(f"{what} not reached after {seconds}s; last: {last}")
 
     def test_up_ready_dns_down(self):
-        before_netns, before_links, _ = listing()
         tmp = tempfile.TemporaryDirectory(prefix="ddp3d-cluster-")
         self.addCleanup(tmp.cleanup)
         self.dir = os.path.join(tmp.name, "c")
@@ -148,15 +147,22 @@ class ClusterTest(unittest.TestCase):
         self.assertIn(f"nameserver {env['CLUSTER_DNS']}", resolv)
         self.assertIn(f"search {NS}.svc.cluster.local svc.cluster.local cluster.local", resolv)
 
+        # The pods' network: a netns each (nsfs mounts under the run dir), a host veth
+        # each on the bridge. Other tests may make netns and links meanwhile, so only
+        # the cluster's own are checked.
+        pod_netns = [m for m in mounts() if m.startswith(env["RUN"] + "/")]
+        veths = links("master", env["BRIDGE"])
+        self.assertGreaterEqual(len(veths), 2, veths)
+        self.assertGreaterEqual(len(pod_netns), 2, pod_netns)
+
         # down.sh: no process, mount, netns or interface of the cluster remains.
         down = run(["bash", os.path.join(HERE, "down.sh"), self.dir])
         downed.append(True)
         self.assertEqual(down.returncode, 0, f"down.sh failed:\n{down.stderr[-4000:]}")
-        after_netns, after_links, after_mounts = listing()
-        self.assertEqual(after_netns - before_netns, set())
-        self.assertEqual(after_links - before_links, set())
-        self.assertNotIn(env["BRIDGE"], after_links)
-        self.assertEqual([m for m in after_mounts
+        left = links()
+        self.assertEqual(veths & left, set(), "pod veths remain")
+        self.assertNotIn(env["BRIDGE"], left)
+        self.assertEqual([m for m in mounts()
                           if m.startswith(self.dir + "/") or m.startswith(env["RUN"])], [])
         self.assertEqual(cluster_processes(self.dir, env["RUN"]), [], "processes remain")
 

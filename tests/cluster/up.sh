@@ -332,7 +332,9 @@ main() {
   CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID=""
   write_cluster_env
   # etcd + kube-apiserver: testbin's, with its certificates and admin kubeconfig.
-  bash "$here/../testbin/control-plane.sh" start "$dir" >/dev/null 2>>"$dir/logs/control-plane.log" ||
+  # It took 88 s to get ready on this machine under a load of 12, when other tests run.
+  CONTROL_PLANE_READY_TIMEOUT=300 \
+    bash "$here/../testbin/control-plane.sh" start "$dir" >/dev/null 2>>"$dir/logs/control-plane.log" ||
     { tail -n 20 "$dir/logs/control-plane.log" >&2; die "control-plane.sh start failed"; }
   ln -sf ../etcd.log ../kube-apiserver.log "$dir/logs/"
   load_control_plane_env

@@ -16,6 +16,7 @@
 # APISERVER_URL, APISERVER_PID, ETCD_URL, ETCD_PID, ...; `set -a; . DIR/env` exports them).
 # If CONTROL_PLANE_OWNER_PID is set at start, a watchdog stops the control plane
 # when that process exits, so a crashed test cannot leak servers.
+# CONTROL_PLANE_READY_TIMEOUT (seconds, default 90) bounds kube-apiserver's start-up.
 #
 # Without kube-controller-manager nothing creates "default" ServiceAccounts, runs
 # garbage collection (ownerReference cascades) or finalizes deleted namespaces.
@@ -225,7 +226,7 @@ cmd_start() {
     fi
     launch_apiserver "$dir"
     write_env "$dir"
-    if (wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" 90); then
+    if (wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" "${CONTROL_PLANE_READY_TIMEOUT:-90}"); then
       break
     fi
     stop_pid "$APISERVER_PID" "$dir" kube-apiserver
@@ -311,7 +312,7 @@ cmd_start_apiserver() {
   local t0=$SECONDS
   launch_apiserver "$dir"
   write_env "$dir"
-  wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" 90
+  wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" "${CONTROL_PLANE_READY_TIMEOUT:-90}"
   log "kube-apiserver ready again in $((SECONDS - t0))s on port $APISERVER_PORT (pid $APISERVER_PID)"
 }
 
