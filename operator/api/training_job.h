@@ -72,7 +72,7 @@ struct RunPolicy {
   // The job fails (StartupDeadlineExceeded) when an attempt's pods are not all Running this
   // many seconds after the attempt's first pod was created.
   std::optional<int64_t> startup_deadline_seconds;
-  // A Running job whose optimizer steps have not advanced for this long (from the last advance,
+  // A Running job whose training steps have not advanced for this long (from the last advance,
   // or from all pods Running) restarts the gang (ProgressDeadlineExceeded, counted against
   // backoffLimit).
   std::optional<int64_t> progress_deadline_seconds;
@@ -127,14 +127,14 @@ struct NodeStatus {
   // Why the pod is stuck before running (the container's waiting message, the scheduler's),
   // or why its /metrics did not answer.
   std::string message;
-  std::optional<int64_t> step;  // optimizer steps the rank reported at its last scrape
+  std::optional<int64_t> step;  // training steps the rank reported at its last scrape
   bool operator==(const NodeStatus&) const = default;
 };
 
 // Training progress observed by the operator from the ranks' /metrics (docs/crd.md).
 struct TrainingProgress {
   int attempt = 0;   // attempt whose pods reported it
-  int64_t step = 0;  // optimizer steps done: the lowest over the ranks that answered
+  int64_t step = 0;  // training steps done: the lowest over the ranks that answered
   std::optional<int64_t> epoch;
   std::optional<int64_t> max_steps;        // planned steps (ddp3d_train_max_steps), if known
   std::optional<double> steps_per_second;  // smoothed over the advances seen

@@ -112,6 +112,7 @@ StalledRank pick_stalled_rank(const std::vector<RankScrape>& ranks) {
     }
   }
   StalledRank out;
+  if (!blamed) return out;  // no ranks: nobody to blame
   out.rank = blamed->rank;
   out.pod = blamed->pod;
   out.node = blamed->node;

@@ -14,9 +14,9 @@ inline constexpr std::string_view kEpochSeries = "ddp3d_train_epoch";
 inline constexpr std::string_view kMaxStepsSeries = "ddp3d_train_max_steps";
 
 struct ProgressMetrics {
-  std::optional<double> steps;      // optimizer steps done (counter)
+  std::optional<double> steps;      // training steps done (counter)
   std::optional<double> epoch;      // gauge
-  std::optional<double> max_steps;  // planned optimizer steps (gauge); absent on old workers
+  std::optional<double> max_steps;  // planned training steps (gauge); absent on old workers
   bool operator==(const ProgressMetrics&) const = default;
 };
 

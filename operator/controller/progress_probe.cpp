@@ -8,7 +8,7 @@
 namespace ddp3d::op::controller {
 
 ProgressProbe::ProgressProbe(ProbeOptions options, Targets targets, Changed changed)
-    : options_(std::move(options)), targets_(std::move(targets)), changed_(std::move(changed)) {}
+    : options_(options), targets_(std::move(targets)), changed_(std::move(changed)) {}
 
 ProgressProbe::~ProgressProbe() {
   stop();

@@ -437,7 +437,7 @@ class Reconciler {
     }
     const StalledRank stalled = pick_stalled_rank(ranks);
     const std::string message =
-        "no optimizer step for " + std::to_string(now_ - last) +
+        "no training step for " + std::to_string(now_ - last) +
         "s, past progressDeadlineSeconds=" + std::to_string(*limit) + "; stalled: rank " +
         std::to_string(stalled.rank) + " (pod " + stalled.pod +
         (stalled.node.empty() ? "" : " on node " + stalled.node) + "): " + stalled.why;
