@@ -274,13 +274,15 @@ S default_hooks() {
                                             "interval counts epochs (epoch_<N>.pth) or "
                                             "iterations (iter_<N>.pth, at update boundaries)")},
                            {"interval_seconds",
-                            S::number().min(0, /*exclusive=*/true).def_null().doc(
-                                "also save iter_<N>.pth once this many seconds passed since "
-                                "the last checkpoint (ranks agree on the iteration)")},
+                            S::number()
+                                .min(0, /*exclusive=*/true)
+                                .def_null()
+                                .doc("also save iter_<N>.pth once this many seconds passed since "
+                                     "the last checkpoint (ranks agree on the iteration)")},
                            {"max_keep_ckpts",
                             S::integer().def(-1).doc("keep the newest N; -1: keep all")},
-                           {"save_last", S::boolean().def(true).doc(
-                                             "also save after the last epoch")}})},
+                           {"save_last",
+                            S::boolean().def(true).doc("also save after the last epoch")}})},
                     {"sampler_seed", hook("DistSamplerSeedHook", {})},
                     {"check_invalid_loss",
                      hook("CheckInvalidLossHook",

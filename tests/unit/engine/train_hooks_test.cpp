@@ -343,10 +343,10 @@ TEST_F(HookTest, TimedCheckpointsFollowTheClockAndAnyRanksVote) {
     hook.before_train_iter(loop, iter);
     if (loop.saved.size() > before) hook.after_save_checkpoint(loop, {loop.saved.back(), false});
   };
-  boundary(1, 5);    // 5 s: not yet
-  boundary(2, 11);   // 11 s since the start: save
-  boundary(3, 15);   // 4 s since that save: not yet
-  peer_due = true;   // another rank's clock says it is time
+  boundary(1, 5);   // 5 s: not yet
+  boundary(2, 11);  // 11 s since the start: save
+  boundary(3, 15);  // 4 s since that save: not yet
+  peer_due = true;  // another rank's clock says it is time
   boundary(4, 16);
   peer_due = false;
   EXPECT_EQ(loop.saved, (std::vector<fs::path>{dir_ / "iter_2.pth", dir_ / "iter_4.pth"}));

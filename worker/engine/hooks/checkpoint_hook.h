@@ -63,7 +63,7 @@ class CheckpointHook final : public Hook {
   TrainLog& log_;
   AnyRank any_rank_;
   Clock clock_;
-  double last_save_ = 0;          // clock_() at the start or at the last checkpoint
+  double last_save_ = 0;         // clock_() at the start or at the last checkpoint
   std::int64_t saved_slot_ = 0;  // global_iter / interval of the last iteration checkpoint
   std::int64_t last_saved_iter_ = -1;
 };
