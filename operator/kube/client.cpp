@@ -223,9 +223,11 @@ struct Client::Impl {
     std::lock_guard lock(mu);
     aborted = true;
     for (const auto& call : in_flight) {
-      call->cancel.cancel();
+      // Settle first: cancelling makes cpprest fail the request ("Operation canceled"), maybe
+      // on this very thread, and the first error to arrive is the one the caller sees.
       call->set_error(std::make_exception_ptr(
           TransportError(call->what + ": abandoned, the client was shut off (leadership lost)")));
+      call->cancel.cancel();
     }
   }
 
