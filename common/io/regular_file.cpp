@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/io/unique_fd.h"
+
 namespace ddp3d::io {
 namespace {
 
@@ -19,28 +21,13 @@ std::string kind_of(mode_t mode) {
   return "not a plain file";
 }
 
-// Closes the descriptor on every path out of read_regular_file.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 std::string read_regular_file(const std::filesystem::path& path, std::uint64_t max_bytes,
                               std::string_view what) {
   const std::string name = path.string();
   const std::string kind(what);
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     throw FileError(name, "cannot open " + kind + ": " + std::strerror(errno));
   }

@@ -9,28 +9,18 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/io/unique_fd.h"
+
 namespace ddp3d::op::controller {
 
 namespace {
+
+using io::UniqueFd;
 
 using Clock = std::chrono::steady_clock;
 
 // Response headers allowed on top of the body limit.
 constexpr std::size_t kMaxHeaderBytes = std::size_t{64} * 1024;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string errno_text(const char* what, int err) {
   return std::string(what) + ": " + std::strerror(err);
@@ -69,7 +59,7 @@ HttpBody fetch_metrics(const std::string& host, int port, const FetchLimits& lim
   std::memcpy(&addr, found->ai_addr, addr_len);
   ::freeaddrinfo(found);
 
-  const Fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  const UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return {errno_text("socket", errno), ""};
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), addr_len) != 0) {
     if (errno != EINPROGRESS) return {errno_text("connect", errno), ""};

@@ -13,11 +13,15 @@
 #include <set>
 #include <system_error>
 
+#include "common/io/unique_fd.h"
+
 extern char** environ;
 
 namespace ddp3d::kube {
 
 namespace {
+
+using io::UniqueFd;
 
 using Clock = std::chrono::steady_clock;
 
@@ -31,26 +35,7 @@ constexpr auto kExitPollFallback = std::chrono::milliseconds(10);
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  int* out() { return &fd_; }
-
- private:
-  int fd_ = -1;
-};
-
-void make_pipe(Fd& read_end, Fd& write_end) {
+void make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
   std::array<int, 2> fds{};
   if (pipe2(fds.data(), O_CLOEXEC) != 0) fail("pipe2");
   *read_end.out() = fds[0];
@@ -103,7 +88,7 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
   if (!arg_strings.empty()) exec_failed += arg_strings[0];
   exec_failed += '\n';
 
-  Fd out_r, out_w, err_r, err_w;
+  UniqueFd out_r, out_w, err_r, err_w;
   make_pipe(out_r, out_w);
   make_pipe(err_r, err_w);
   const pid_t pid = fork();
@@ -123,7 +108,7 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
   err_w.reset();
   // Readable once the child has exited (-1 on kernels before 5.3: then polled for). Called
   // through syscall(): glibc 2.36 declares pidfd_open without C linkage for C++.
-  Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
 
   ProcessResult result;
   std::string stderr_text;
