@@ -24,22 +24,9 @@ cluster_paths "$dir"
 CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
 [[ -f "$dir/cluster.env" ]] && load_cluster_env
 
-stop_pid() { # pid name
-  local pid="$1" name="$2" i
-  owns "$pid" "$dir" || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 150; i++)); do
-    owns "$pid" "$dir" || return 0
-    sleep 0.1
-  done
-  log "$name (pid $pid) ignored SIGTERM for 15s, killing"
-  kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do
-    owns "$pid" "$dir" || return 0
-    sleep 0.1
-  done
-  log "$name (pid $pid) did not exit"
-}
+# shellcheck source=../lib/process.sh
+source "$here/../lib/process.sh"
+stop_pid() { stop_owned "$1" "$dir" "$2" || true; }
 
 watchdog_of_dir() { # pid
   local cmd

@@ -17,6 +17,7 @@
 # If CONTROL_PLANE_OWNER_PID is set at start, a watchdog stops the control plane
 # when that process exits, so a crashed test cannot leak servers.
 # CONTROL_PLANE_READY_TIMEOUT (seconds, default 90) bounds kube-apiserver's start-up.
+# DIR/audit.log (JSON lines) records every request made by a ServiceAccount.
 #
 # Without kube-controller-manager nothing creates "default" ServiceAccounts, runs
 # garbage collection (ownerReference cascades) or finalizes deleted namespaces.
@@ -45,22 +46,9 @@ owns() { # pid dir
   [[ "$cmd" == *" $2/"* || "$cmd" == *" $2 "* ]]
 }
 
-stop_pid() { # pid dir name
-  local pid="$1" dir="$2" name="$3" i
-  owns "$pid" "$dir" || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 150; i++)); do
-    owns "$pid" "$dir" || return 0
-    sleep 0.1
-  done
-  log "$name (pid $pid) ignored SIGTERM for 15s, killing"
-  kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do
-    owns "$pid" "$dir" || return 0
-    sleep 0.1
-  done
-  die "$name (pid $pid) did not exit"
-}
+# shellcheck source=../lib/process.sh
+source "$here/../lib/process.sh"
+stop_pid() { stop_owned "$1" "$2" "$3" || die "$3 (pid $1) did not exit"; }
 
 # ECDSA P-256 throughout: key generation is instant where RSA costs seconds on a
 # loaded machine, and kube-apiserver, kubectl and OpenSSL clients all accept it.
@@ -158,8 +146,25 @@ launch_etcd() { # dir
   ETCD_PID=$!
 }
 
+# Every request made by a ServiceAccount, at Metadata level (verb, resource, namespace,
+# response code): the operator tests read it to prove the chart's role is exactly what
+# the operator asks for. Requests by the admin certificate (the tests themselves) are
+# left out.
+write_audit_policy() { # dir
+  cat >"$1/audit-policy.yaml" <<'EOF_POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts"]
+- level: None
+EOF_POLICY
+}
+
 launch_apiserver() { # dir
   local dir="$1" pki="$1/pki" kubelet_client=()
+  write_audit_policy "$dir"
   # A DIR whose certificates predate the kubelet client certificate still starts.
   [[ -f "$pki/apiserver-kubelet-client.crt" ]] &&
     kubelet_client=(--kubelet-client-certificate "$pki/apiserver-kubelet-client.crt"
@@ -178,6 +183,9 @@ launch_apiserver() { # dir
     --service-cluster-ip-range 10.0.0.0/24 \
     --allow-privileged=true \
     --profiling=false \
+    --enable-admission-plugins OwnerReferencesPermissionEnforcement \
+    --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
+    --audit-log-format json --audit-log-maxbackup 1 --audit-log-maxsize 200 \
     "${kubelet_client[@]}" \
     </dev/null >>"$dir/kube-apiserver.log" 2>&1 &
   APISERVER_PID=$!
