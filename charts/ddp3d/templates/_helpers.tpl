@@ -36,3 +36,35 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: ddp3d
 {{- end -}}
+
+{{/*
+The operator's rules: exactly the requests it makes, as the API server's audit log records
+them in tests/integration/operator/least_privilege_test.py (docs/operator.md, "RBAC").
+*/}}
+{{- define "ddp3d.operatorRules" -}}
+# TrainingJobs: the informer; delete for ttlSecondsAfterFinished.
+- apiGroups: [ddp3d.io]
+  resources: [trainingjobs]
+  verbs: [list, watch, delete]
+# The status subresource, written whole (PUT).
+- apiGroups: [ddp3d.io]
+  resources: [trainingjobs/status]
+  verbs: [update]
+# Not a request: setting blockOwnerDeletion on the pods' and Service's ownerReferences is
+# allowed only with this, where OwnerReferencesPermissionEnforcement is on (OpenShift; the
+# test API server too).
+- apiGroups: [ddp3d.io]
+  resources: [trainingjobs/finalizers]
+  verbs: [update]
+# The gang: one pod per node, deleted for a gang restart; the headless Service that names
+# them (garbage collection deletes it with the job).
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list, watch, create, delete]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [list, watch, create]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+{{- end -}}

@@ -32,13 +32,14 @@ RELEASE, NS = "ddp3d", "ddp3d-system"
 OPERATOR_SA = f"system:serviceaccount:{NS}:ddp3d-operator"
 
 # What the operator's ServiceAccount must be granted, exactly (resource -> verbs).
+# (tests/integration/operator/least_privilege_test.py proves it from the audit log.)
 EXPECTED_CLUSTER = {
-    "trainingjobs.ddp3d.io": {"get", "list", "watch", "update", "patch", "delete"},
-    "trainingjobs.ddp3d.io/status": {"get", "update", "patch"},
+    "trainingjobs.ddp3d.io": {"list", "watch", "delete"},
+    "trainingjobs.ddp3d.io/status": {"update"},
     "trainingjobs.ddp3d.io/finalizers": {"update"},
-    "pods": {"get", "list", "watch", "create", "delete"},
-    "services": {"get", "list", "watch", "create", "delete"},
-    "events": {"create", "patch"},
+    "pods": {"list", "watch", "create", "delete"},
+    "services": {"list", "watch", "create"},
+    "events": {"create"},
 }
 EXPECTED_RELEASE_NS = {"leases.coordination.k8s.io": {"get", "create", "update"}}
 # Granted to every authenticated user by the bootstrap policy, not by the chart.
@@ -126,6 +127,30 @@ class ChartOfflineTest(unittest.TestCase):
         self.assertIn("path: /healthz", deployment)
         self.assertIn("path: /readyz", deployment)
         self.assertIn("serviceAccountName: ddp3d-operator", deployment)
+
+    def test_namespace_scope_renders_roles_only_in_watched_namespaces(self):
+        docs = documents(self.template("rbac.scope=namespace", "watchNamespaces={team-a,team-b}"))
+        kinds = sorted(kind_of(d) for d in docs)
+        self.assertNotIn("ClusterRole", kinds)
+        self.assertNotIn("ClusterRoleBinding", kinds)
+        roles = [d for d in docs if kind_of(d) == "Role"]
+        spaces = sorted(re.search(r"^  namespace:\s*(\S+)", d, re.M).group(1) for d in roles)
+        self.assertEqual(spaces, ["ddp3d-system", "team-a", "team-b"])  # + the leader Lease's
+        bindings = [d for d in docs if kind_of(d) == "RoleBinding"]
+        self.assertEqual(len(bindings), 3)
+        for d in bindings:
+            self.assertIn("namespace: ddp3d-system", d.split("subjects:")[1])
+        deployment = next(d for d in docs if kind_of(d) == "Deployment")
+        self.assertIn("- --namespace=team-a,team-b", deployment)
+
+    def test_bad_rbac_scope_values_fail_naming_the_key(self):
+        for sets, message in ((["rbac.scope=namespace"], "rbac.scope=namespace needs watchNamespaces"),
+                              (["rbac.scope=everywhere"], "rbac.scope: expected cluster or namespace")):
+            args = [self.helm, "template", RELEASE, CHART, "-n", NS] + [
+                a for s in sets for a in ("--set", s)]
+            res = run(args)
+            self.assertNotEqual(res.returncode, 0)
+            self.assertIn(message, res.stderr)
 
     def test_security_values_become_operator_flags(self):
         deployment = next(d for d in documents(self.template(
@@ -305,7 +330,7 @@ class ChartInstallTest(unittest.TestCase):
     def test_spot_checks_through_can_i(self):
         self.assertTrue(self.can_i("create", "pods", "team-b"))
         self.assertTrue(self.can_i("watch", "trainingjobs.ddp3d.io", "team-b"))
-        self.assertTrue(self.can_i("patch", "trainingjobs.ddp3d.io/status", "team-b"))
+        self.assertTrue(self.can_i("update", "trainingjobs.ddp3d.io/status", "team-b"))
         self.assertTrue(self.can_i("update", "trainingjobs.ddp3d.io/finalizers", "team-b"))
         self.assertTrue(self.can_i("update", "leases.coordination.k8s.io"))
         for verb, resource, ns in [("get", "secrets", NS), ("list", "secrets", "team-b"),
@@ -318,6 +343,10 @@ class ChartInstallTest(unittest.TestCase):
                                    ("create", "pods/exec", "team-b"), ("get", "pods/log", "team-b"),
                                    ("delete", "trainingjobs.ddp3d.io/status", "team-b"),
                                    ("patch", "trainingjobs.ddp3d.io/finalizers", "team-b"),
+                                   ("patch", "trainingjobs.ddp3d.io/status", "team-b"),
+                                   ("update", "trainingjobs.ddp3d.io", "team-b"),
+                                   ("get", "pods", "team-b"), ("delete", "services", "team-b"),
+                                   ("patch", "events", "team-b"),
                                    ("create", "events.events.k8s.io", "team-b")]:
             with self.subTest(verb=verb, resource=resource, namespace=ns):
                 self.assertFalse(self.can_i(verb, resource, ns))

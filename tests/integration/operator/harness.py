@@ -2,6 +2,7 @@
 chart's RBAC applied, the operator binary running as the chart's ServiceAccount, and a
 "kubelet" that writes pod status through the API."""
 
+import json
 import os
 import re
 import signal
@@ -77,11 +78,15 @@ def helm_path():
 
 
 class Cluster:
-    """Control plane + CRD + the chart's RBAC + a ServiceAccount kubeconfig."""
+    """Control plane + CRD + the chart's RBAC + a ServiceAccount kubeconfig.
+    `helm_set`: extra `--set` values for the chart (e.g. rbac.scope=namespace);
+    `namespaces`: namespaces created beside the release's."""
 
-    def __init__(self):
+    def __init__(self, helm_set=(), namespaces=(NS,)):
         self.tmp = tempfile.mkdtemp(prefix="ddp3d-op-it-")
         self.cp = ControlPlane(os.path.join(self.tmp, "cp"))
+        self.helm_set = list(helm_set)
+        self.namespaces = list(namespaces)
 
     def start(self):
         self.cp.start()
@@ -89,21 +94,44 @@ class Cluster:
         self.cp.kubectl("apply", "-f", os.path.join(SOURCE_DIR, "crds"), check=True)
         self.cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                         "crd/trainingjobs.ddp3d.io", check=True)
-        for ns in (NS, SYSTEM_NS):
+        for ns in (*self.namespaces, SYSTEM_NS):
             self.cp.script("create-namespace", ns)
         # The chart's ServiceAccount, ClusterRole(+Binding) and leader-election Role, exactly
         # as `helm install` would create them.
+        sets = [a for v in ["leaderElection.enabled=true", *self.helm_set] for a in ("--set", v)]
         rendered = subprocess.run(
             [helm_path(), "template", RELEASE, os.path.join(SOURCE_DIR, "charts", "ddp3d"),
-             "-n", SYSTEM_NS, "--set", "leaderElection.enabled=true"],
+             "-n", SYSTEM_NS, *sets],
             capture_output=True, text=True, check=True).stdout
-        self.cp.kubectl("apply", "-n", SYSTEM_NS, "-f", "-", stdin=rendered, check=True)
+        self.cp.kubectl("apply", "-f", "-", stdin=rendered, check=True)  # objects name their namespaces
         self.sa_kubeconfig = os.path.join(self.tmp, "operator.kubeconfig")
         self.cp.script("sa-kubeconfig", SYSTEM_NS, SERVICE_ACCOUNT, self.sa_kubeconfig)
         return self
 
     def stop(self):
         self.cp.stop()
+
+    def requests_by(self, username=f"system:serviceaccount:{SYSTEM_NS}:{SERVICE_ACCOUNT}"):
+        """What `username` asked the API server, from its audit log: one dict per request
+        (verb, group, resource such as "pods" or "trainingjobs/status", namespace, name,
+        code, uri), oldest first. A watch is logged at ResponseStarted and again only when
+        it ends, so each request's latest stage stands for it."""
+        by_id = {}
+        with open(os.path.join(self.cp.dir, "audit.log")) as f:
+            for line in f:
+                e = json.loads(line)
+                if e.get("user", {}).get("username") != username:
+                    continue
+                ref = e.get("objectRef", {})
+                resource = ref.get("resource", "")
+                if ref.get("subresource"):
+                    resource += "/" + ref["subresource"]
+                by_id[e["auditID"]] = {
+                    "verb": e["verb"], "group": ref.get("apiGroup", ""), "resource": resource,
+                    "namespace": ref.get("namespace", ""), "name": ref.get("name", ""),
+                    "uri": e.get("requestURI", ""),
+                    "code": e.get("responseStatus", {}).get("code", 0)}
+        return list(by_id.values())  # dicts keep insertion order: first stage seen
 
 
 class Operator:
