@@ -484,6 +484,9 @@ class ResilienceTest(OperatorSuite):
         sys.stderr.write(f"\noperator killed with {created} of {n} pods created\n")
         type(self).op = self.start_operator("op-a2")
         pods = self.wait_pods("sturdy", n, 0)
+        # The killed one may have created every pod already; the outage below is meant for
+        # watches, so the new replica must have its caches synced (ready) first.
+        wait_for(self.op.ready, 60, "the new replica to sync its caches")
         self.assert_no_duplicates_or_orphans("sturdy", n, 0)
         # The API server goes away and comes back; watches must resume.
         reconnects = self.op.logs().count("reconnecting in")
