@@ -1,5 +1,6 @@
 #include "operator/controller/job_controller.h"
 
+#include <cstddef>
 #include <ctime>
 #include <exception>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "operator/controller/cache_transforms.h"
 #include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"
+#include "operator/controller/slow_start.h"
 #include "operator/kube/errors.h"
 
 namespace ddp3d::op {
@@ -18,6 +20,10 @@ namespace ddp3d::op {
 using web::json::value;
 
 namespace {
+
+// Pod requests of one job in flight at once. The API server's default max-inflight for
+// mutations is 200 across all clients; 16 keeps one gang from taking a large share.
+constexpr std::size_t kMaxConcurrentPodRequests = 16;
 
 // "ns/name" of the TrainingJob that controls `child`, or "" if none.
 std::string owner_key(const value& child) {
@@ -347,21 +353,36 @@ void JobController::process(const std::string& key) {
 
   // Every action is tried even when one fails, so one pod that cannot be deleted does not
   // keep the others holding GPUs; the first error then fails this pass, and the retry
-  // recomputes (from what exists by then) what is still to do.
+  // recomputes (from what exists by then) what is still to do. A run of pod creates or
+  // deletes goes out in slow-start batches (a 64-node gang in a few round trips); the
+  // Service before them and the Events after them keep their order.
   std::exception_ptr first_error;
-  for (const auto& a : result.actions) {
+  auto apply_one = [&](const controller::Action& a) {
     try {
       apply_action(key, ns, a, job.meta);
     } catch (const std::exception& e) {
       log::warning(key + ": " + controller::to_string(a.kind) + " " + a.name +
                    " failed: " + e.what());
-      if (!first_error) first_error = std::current_exception();
-      continue;
+      throw;
     }
     metrics_.actions_total.Add({{"action", controller::to_string(a.kind)}}).Increment();
     if (a.kind != controller::Action::Kind::kEvent) {
       log::debug(key + ": " + controller::to_string(a.kind) + " " + a.name);
     }
+  };
+  auto is_pod_request = [](const controller::Action& a) {
+    return a.kind == controller::Action::Kind::kCreatePod ||
+           a.kind == controller::Action::Kind::kDeletePod;
+  };
+  const auto& actions = result.actions;
+  for (std::size_t i = 0; i < actions.size();) {
+    std::size_t end = i + 1;
+    if (is_pod_request(actions[i]))
+      while (end < actions.size() && is_pod_request(actions[end])) ++end;
+    auto error = controller::run_slow_start(end - i, kMaxConcurrentPodRequests,
+                                            [&](std::size_t k) { apply_one(actions[i + k]); });
+    if (error && !first_error) first_error = error;
+    i = end;
   }
   if (result.requeue_after_seconds) {
     queue_.add_after(key,
