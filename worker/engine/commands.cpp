@@ -43,10 +43,11 @@ std::unique_ptr<WorkerMetrics> start_worker_metrics(const config::Config& cfg,
       launcher == "pytorch" ? dist::dist_env_from_environment() : dist::DistEnv{};
   std::optional<std::int64_t> config_port;
   if (cfg.has("env_cfg.metrics_port")) config_port = cfg.get<std::int64_t>("env_cfg.metrics_port");
-  const MetricsEndpointSettings settings =
+  MetricsEndpointSettings settings =
       resolve_metrics_endpoint(env_value("DDP3D_METRICS_PORT"), config_port, env.local_rank,
                                env.rank, env_value("DDP3D_JOB").value_or(""));
   if (!settings.enabled) return nullptr;
+  settings.address = resolve_metrics_address(env_value("DDP3D_METRICS_ADDRESS"));
   auto metrics = std::make_unique<WorkerMetrics>(settings);
   ddp3d::log::info("metrics: serving http://" + settings.address + ":" +
                    std::to_string(metrics->port()) + "/metrics (" + settings.origin + ", rank " +

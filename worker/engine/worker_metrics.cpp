@@ -1,5 +1,8 @@
 #include "worker/engine/worker_metrics.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <charconv>
 #include <stdexcept>
 
@@ -53,6 +56,16 @@ MetricsEndpointSettings resolve_metrics_endpoint(const std::optional<std::string
   }
   s.port = static_cast<std::uint16_t>(port);
   return s;
+}
+
+std::string resolve_metrics_address(const std::optional<std::string>& env_address) {
+  if (!env_address) return "0.0.0.0";
+  in_addr parsed{};
+  if (::inet_pton(AF_INET, env_address->c_str(), &parsed) != 1) {
+    throw std::invalid_argument("DDP3D_METRICS_ADDRESS: '" + *env_address +
+                                "' is not an IPv4 address (e.g. 127.0.0.1 or 0.0.0.0)");
+  }
+  return *env_address;
 }
 
 WorkerMetrics::WorkerMetrics(const MetricsEndpointSettings& settings)

@@ -37,6 +37,11 @@ MetricsEndpointSettings resolve_metrics_endpoint(const std::optional<std::string
                                                  std::optional<std::int64_t> config_port,
                                                  int local_rank, int rank, const std::string& job);
 
+// The address every rank's endpoint binds: DDP3D_METRICS_ADDRESS (an IPv4 address, e.g.
+// 127.0.0.1 on a shared host so that only local scrapers reach it), else 0.0.0.0. Throws
+// std::invalid_argument naming the variable when it is not one.
+std::string resolve_metrics_address(const std::optional<std::string>& env_address);
+
 // Owns the metrics (process_* and the training families), the telemetry and the HTTP server.
 // The server runs its own threads: a slow or stuck scraper holds one of them, never the
 // training loop, which only updates atomics.

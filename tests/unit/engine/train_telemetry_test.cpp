@@ -1,6 +1,7 @@
 // The worker's training metrics (docs/metrics.md, "Worker metrics"): what the families hold
 // after a known sequence of steps, their labels, where the endpoint listens, and that it
 // serves them over HTTP.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -201,6 +202,42 @@ TEST(WorkerMetrics, ServesTheTrainingFamiliesOverHttp) {
   const auto run = metrics::test::promtool_check(promtool, full.body);
   EXPECT_EQ(run.exit_code, 0) << run.output << "\non:\n" << full.body;
   EXPECT_TRUE(run.output.empty()) << run.output;
+}
+
+TEST(MetricsEndpoint, TheBindAddressComesFromTheEnvironmentAndIsChecked) {
+  EXPECT_EQ(resolve_metrics_address(std::nullopt), "0.0.0.0");
+  EXPECT_EQ(resolve_metrics_address("127.0.0.1"), "127.0.0.1");
+  for (const std::string bad : {"", "localhost", "127.0.0.256", "::1", "10.0.0.1 "}) {
+    try {
+      resolve_metrics_address(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("DDP3D_METRICS_ADDRESS: '" + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// True when a TCP connection to ip:port is accepted.
+bool accepts(const char* ip, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, ip, &addr.sin_addr);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST(WorkerMetrics, ListensOnlyOnItsBindAddress) {
+  // 127.0.0.2 is loopback too, but a server bound to it is not reachable on 127.0.0.1.
+  MetricsEndpointSettings s = resolve_metrics_endpoint("0", std::nullopt, 0, 0, "");
+  s.address = resolve_metrics_address("127.0.0.2");
+  WorkerMetrics m(s);
+  EXPECT_TRUE(accepts("127.0.0.2", m.port()));
+  EXPECT_FALSE(accepts("127.0.0.1", m.port()));
 }
 
 TEST(WorkerMetrics, APortInUseIsAnErrorNamingIt) {
