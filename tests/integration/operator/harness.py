@@ -134,6 +134,17 @@ class Cluster:
         return list(by_id.values())  # dicts keep insertion order: first stage seen
 
 
+class OperatorLogOnFailure:
+    """Mixin for a TestCase whose class holds the operator as `op`: a failing test prints
+    the tail of its log, the first thing one needs."""
+
+    def run(self, result=None):
+        res = super().run(result)
+        if res and (res.failures or res.errors):
+            sys.stderr.write(f"\n--- operator log (tail) ---\n{self.op.logs()[-6000:]}\n")
+        return res
+
+
 class Operator:
     """One ddp3d-operator process (a replica), as the chart's ServiceAccount."""
 

@@ -21,7 +21,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (NS, RELEASE, SERVICE_ACCOUNT, SYSTEM_NS, Cluster, Kubelet, Kube,  # noqa: E402
-                     Operator, holds_for, pods_of, training_job, wait_for)
+                     Operator, OperatorLogOnFailure, holds_for, pods_of, training_job,
+                     wait_for)
 
 OPERATOR_USER = f"system:serviceaccount:{SYSTEM_NS}:{SERVICE_ACCOUNT}"
 ROLE = f"{RELEASE}-operator"
@@ -44,7 +45,7 @@ def show(triples):
     return ", ".join(f"{v} {g + '/' if g else ''}{r}" for g, r, v in sorted(triples)) or "nothing"
 
 
-class Scenario(unittest.TestCase):
+class Scenario(OperatorLogOnFailure, unittest.TestCase):
     """Shared: the cluster, the operator, and one job driven through every API path."""
     helm_set = ()
     namespaces = (NS,)
@@ -61,12 +62,6 @@ class Scenario(unittest.TestCase):
     def tearDownClass(cls):
         cls.op.stop()
         cls.cluster.stop()
-
-    def run(self, result=None):
-        res = super().run(result)
-        if res and (res.failures or res.errors):
-            sys.stderr.write(f"\n--- operator log (tail) ---\n{self.op.logs()[-6000:]}\n")
-        return res
 
     def job(self, name, ns=NS):
         return self.kube.get(Kube.tj(ns, name))

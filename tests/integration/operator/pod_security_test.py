@@ -17,7 +17,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import CONFIG, Cluster, Kube, Operator, wait_for  # noqa: E402
+from harness import (CONFIG, Cluster, Kube, Operator, OperatorLogOnFailure,  # noqa: E402
+                     wait_for)
 from kube_rest import ApiError  # noqa: E402
 
 RESTRICTED_NS = "restricted"
@@ -94,7 +95,7 @@ RECONCILER = [
 ]
 
 
-class PodSecurityTest(unittest.TestCase):
+class PodSecurityTest(OperatorLogOnFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.cluster = Cluster().start()
@@ -111,12 +112,6 @@ class PodSecurityTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.op.stop()
         cls.cluster.stop()
-
-    def run(self, result=None):
-        res = super().run(result)
-        if res and (res.failures or res.errors):
-            sys.stderr.write(f"\n--- operator log (tail) ---\n{self.op.logs()[-6000:]}\n")
-        return res
 
     # -- helpers ---------------------------------------------------------------
     def pods(self, ns, name):

@@ -23,8 +23,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (NS, Cluster, Kube, Operator, free_port, pods_of,  # noqa: E402
-                     training_job, wait_for)
+from harness import (NS, Cluster, Kube, Operator, OperatorLogOnFailure, free_port,  # noqa: E402
+                     pods_of, training_job, wait_for)
 
 
 class RankMetrics:
@@ -63,7 +63,7 @@ class RankMetrics:
         self.server.server_close()
 
 
-class ProgressTest(unittest.TestCase):
+class ProgressTest(OperatorLogOnFailure, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.cluster = Cluster().start()
@@ -80,12 +80,6 @@ class ProgressTest(unittest.TestCase):
             s.close()
         cls.op.stop()
         cls.cluster.stop()
-
-    def run(self, result=None):
-        res = super().run(result)
-        if res and (res.failures or res.errors):
-            sys.stderr.write(f"\n--- operator log (tail) ---\n{self.op.logs()[-6000:]}\n")
-        return res
 
     # -- helpers -------------------------------------------------------------------
     def job(self, name):
