@@ -39,6 +39,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The size limit goes into ccache.conf too: the sanitizer and fuzz trees are built under ctest,
+# where these exports do not reach, and ccache's 5 GB default evicted LibTorch's objects.
+ccache --max-size "$CCACHE_MAXSIZE" >/dev/null
+
 # 2. LibTorch from PyPI's torch wheel, in a venv keyed by version (shared by every clone).
 if [[ ! -f "$VENV/.ddp3d-ready" ]]; then
   say "creating $VENV with torch==$TORCH_VERSION (once per machine)"
