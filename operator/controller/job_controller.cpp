@@ -354,7 +354,7 @@ void JobController::process(const std::string& key) {
   // Every action is tried even when one fails, so one pod that cannot be deleted does not
   // keep the others holding GPUs; the first error then fails this pass, and the retry
   // recomputes (from what exists by then) what is still to do. A run of pod creates or
-  // deletes goes out in slow-start batches (a 64-node gang in a few round trips); the
+  // deletes goes out under a slow-start window (a 64-node gang in a few round trips); the
   // Service before them and the Events after them keep their order.
   std::exception_ptr first_error;
   auto apply_one = [&](const controller::Action& a) {

@@ -11,21 +11,25 @@ running() { # pid
   [[ "${stat%% *}" != Z ]]
 }
 
+# Waits up to TENTHS tenths of a second for PID to be gone; false if it still runs.
+gone_within() { # pid tenths
+  local i
+  for ((i = 0; i < $2; i++)); do
+    running "$1" || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # SIGTERM, 15 s to exit, then SIGKILL and 5 s more. Returns 1 if it still runs.
 stop_owned() { # pid dir name
-  local pid="$1" dir="$2" name="$3" i
+  local pid="$1" dir="$2" name="$3"
   owns "$pid" "$dir" || return 0
   kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 150; i++)); do
-    running "$pid" || return 0
-    sleep 0.1
-  done
+  gone_within "$pid" 150 && return 0
   log "$name (pid $pid) ignored SIGTERM for 15s, killing"
   kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do
-    running "$pid" || return 0
-    sleep 0.1
-  done
+  gone_within "$pid" 50 && return 0
   log "$name (pid $pid) did not exit"
   return 1
 }

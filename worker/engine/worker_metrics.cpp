@@ -59,7 +59,7 @@ MetricsEndpointSettings resolve_metrics_endpoint(const std::optional<std::string
 }
 
 std::string resolve_metrics_address(const std::optional<std::string>& env_address) {
-  if (!env_address) return "0.0.0.0";
+  if (!env_address) return MetricsEndpointSettings{}.address;  // all interfaces
   in_addr parsed{};
   if (::inet_pton(AF_INET, env_address->c_str(), &parsed) != 1) {
     throw std::invalid_argument("DDP3D_METRICS_ADDRESS: '" + *env_address +
