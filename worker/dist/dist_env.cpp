@@ -31,6 +31,25 @@ int env_int(const char* name, int fallback, int min_value, int max_value) {
   return static_cast<int>(parsed);
 }
 
+// The token is a secret: errors describe it, never print it.
+std::string env_token(const char* name) {
+  const auto v = env(name);
+  if (!v) return "";
+  constexpr std::size_t kMaxBytes = 4096;
+  if (v->size() > kMaxBytes) {
+    throw std::invalid_argument(std::string("environment variable ") + name + " is " +
+                                std::to_string(v->size()) + " bytes long (at most " +
+                                std::to_string(kMaxBytes) + ")");
+  }
+  for (const char c : *v) {
+    if (c <= ' ' || c == 0x7f) {
+      throw std::invalid_argument(std::string("environment variable ") + name +
+                                  " holds a space or control character");
+    }
+  }
+  return *v;
+}
+
 }  // namespace
 
 DistEnv dist_env_from_environment() {
@@ -43,6 +62,7 @@ DistEnv dist_env_from_environment() {
   e.master_addr = env("MASTER_ADDR").value_or("127.0.0.1");
   e.master_port = env_int("MASTER_PORT", env_int("PORT", 29500, 1, 65535), 1, 65535);
   e.gpus = env_int("GPUS", 0, 0, 1024);
+  e.rendezvous_token = env_token("DDP3D_RENDEZVOUS_TOKEN");
   return e;
 }
 

@@ -1,5 +1,5 @@
 // The per-rank environment contract set by `ddp3d launch` (and torchrun): RANK, LOCAL_RANK,
-// LOCAL_WORLD_SIZE, WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT.
+// LOCAL_WORLD_SIZE, WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, and the rendezvous token.
 #pragma once
 
 #include <string>
@@ -16,6 +16,8 @@ struct DistEnv {
   int master_port = 29500;
   // GPUS from the seed's contract: processes per node that each own a GPU; 0 = CPU only.
   int gpus = 0;
+  // DDP3D_RENDEZVOUS_TOKEN: the job's rendezvous secret (rendezvous_auth.h); empty = none.
+  std::string rendezvous_token;
 };
 
 // Reads the contract from the environment. With no RANK/WORLD_SIZE at all (launcher

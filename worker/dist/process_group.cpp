@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "worker/dist/peer_heartbeat.h"
+#include "worker/dist/rendezvous_auth.h"
 #include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::dist {
@@ -216,15 +217,24 @@ std::unique_ptr<ProcessGroup> init_process_group(const DistEnv& env,
                  : std::string("off")) +
             ")");
   auto impl = std::make_unique<ProcessGroup::Impl>();
-  impl->store = connect_store(env, options);
+  auto store = connect_store(env, options);
+  const std::string key_prefix =
+      authenticate_rendezvous(*store, env, env.rendezvous_token, options.timeout);
+  if (key_prefix.empty()) {
+    impl->store = std::move(store);
+  } else {
+    impl->store = c10::make_intrusive<c10d::PrefixStore>(key_prefix, std::move(store));
+    if (env.rank == 0) log::info("rendezvous authenticated: every rank holds the job's token");
+  }
   if (options.heartbeat.enabled() && env.world_size > 1) {
-    // A connection of its own, whose requests time out like a heartbeat does.
-    auto store = impl->store->clone();
-    store->setTimeout(options.heartbeat.timeout);
+    // A connection of its own (under the same key prefix), whose requests time out like a
+    // heartbeat does.
+    auto beat_store = impl->store->clone();
+    beat_store->setTimeout(options.heartbeat.timeout);
     HeartbeatOptions heartbeat = options.heartbeat;
     heartbeat.first_round_together = true;
-    impl->heartbeat =
-        std::make_unique<PeerHeartbeat>(store, env.rank, env.world_size, heartbeat, endpoint(env));
+    impl->heartbeat = std::make_unique<PeerHeartbeat>(beat_store, env.rank, env.world_size,
+                                                      heartbeat, endpoint(env));
   }
   if (options.backend == BackendKind::kNccl) {
 #ifdef DDP3D_WITH_CUDA
