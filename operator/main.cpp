@@ -89,6 +89,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   cc.progress_probe_interval = std::chrono::seconds(opts.progress_probe_seconds);
   cc.progress_probe_timeout = std::chrono::milliseconds(opts.progress_probe_timeout_ms);
   cc.identity = identity;
+  cc.operator_namespace = env_or("POD_NAMESPACE", "");
   log::info("watching " + scope_text(opts.namespaces));
   op::JobController controller(client, cc, operator_metrics);
   operator_metrics.set_sources([&] { return controller.jobs_by_phase(); },

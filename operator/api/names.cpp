@@ -98,6 +98,14 @@ std::string service_name(const std::string& job) {
   return shortened(job, "", true);
 }
 
+std::string rendezvous_secret_name(const std::string& job, int attempt) {
+  return shortened(job, "-rendezvous-" + std::to_string(attempt), false);
+}
+
+std::string network_policy_name(const std::string& job) {
+  return shortened(job, "-ranks", false);
+}
+
 std::string job_label_value(const std::string& job) {
   if (is_label_value(job)) return job;
   return shortened(job, "", false);

@@ -32,6 +32,11 @@ bool is_label_value(const std::string& s);
 std::string pod_name(const std::string& job, int rank);
 // The headless Service (and pod subdomain): the job name as a DNS-1035 label.
 std::string service_name(const std::string& job);
+// "<job>-rendezvous-<attempt>": the Secret with attempt `attempt`'s rendezvous token
+// (DDP3D_RENDEZVOUS_TOKEN), hash-truncated to a DNS-1123 label.
+std::string rendezvous_secret_name(const std::string& job, int attempt);
+// "<job>-ranks": the job's NetworkPolicy, hash-truncated to a DNS-1123 label.
+std::string network_policy_name(const std::string& job);
 // The value of the ddp3d.io/job-name label for this job (label values are <= 63 characters).
 std::string job_label_value(const std::string& job);
 

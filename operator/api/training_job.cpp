@@ -207,6 +207,13 @@ void parse_run_policy(const value& v, std::vector<FieldError>* errors, RunPolicy
   r.optional_int64("progressDeadlineSeconds", &rp->progress_deadline_seconds);
 }
 
+void parse_network(const value& v, std::vector<FieldError>* errors, NetworkSpec* network) {
+  Reader r(v, "spec.network", errors);
+  r.boolean("rendezvousSecret", &network->rendezvous_secret);
+  r.boolean("policy", &network->policy);
+  r.string_list("metricsNamespaces", &network->metrics_namespaces);
+}
+
 void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec* spec) {
   Reader r(v, "spec", errors);
   r.integer("nnodes", &spec->nnodes);
@@ -225,6 +232,7 @@ void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec
   }
   if (r.object("template")) spec->pod_template = r.at("template");
   if (r.object("runPolicy")) parse_run_policy(r.at("runPolicy"), errors, &spec->run_policy);
+  if (r.object("network")) parse_network(r.at("network"), errors, &spec->network);
   // --- pod security (docs/security.md) ---
   std::string pod_security;
   r.string("podSecurity", &pod_security);

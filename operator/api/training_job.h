@@ -78,6 +78,18 @@ struct RunPolicy {
   std::optional<int64_t> progress_deadline_seconds;
 };
 
+// spec.network (docs/security.md, "Network").
+inline constexpr std::size_t kMaxMetricsNamespaces = 16;
+struct NetworkSpec {
+  // Each attempt gets a Secret with a fresh token that its pods receive as
+  // DDP3D_RENDEZVOUS_TOKEN; the ranks refuse a rendezvous peer without it.
+  bool rendezvous_secret = true;
+  // A NetworkPolicy admitting traffic to the job's pods only from the job's own pods, and to
+  // their metrics ports also from the operator's namespace and metrics_namespaces.
+  bool policy = false;
+  std::vector<std::string> metrics_namespaces;
+};
+
 struct TrainingJobSpec {
   int nnodes = 1;
   int gpus_per_node = 0;
@@ -94,6 +106,7 @@ struct TrainingJobSpec {
   RunPolicy run_policy;
   // --- pod security (docs/security.md) ---
   PodSecurity pod_security = PodSecurity::kRestricted;
+  NetworkSpec network;
 };
 
 struct ObjectMeta {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "operator/api/env_contract.h"
+#include "operator/api/names.h"
 
 namespace ddp3d::op::api {
 
@@ -126,6 +127,20 @@ std::vector<FieldError> validate(const TrainingJob& job) {
   }
   if (rp.ttl_seconds_after_finished && *rp.ttl_seconds_after_finished < 0) {
     errors.push_back({"spec.runPolicy.ttlSecondsAfterFinished", "must be >= 0"});
+  }
+  // spec.network (docs/security.md, "Network")
+  const auto& metrics_ns = s.network.metrics_namespaces;
+  if (metrics_ns.size() > kMaxMetricsNamespaces) {
+    errors.push_back({"spec.network.metricsNamespaces",
+                      "must have at most " + std::to_string(kMaxMetricsNamespaces) +
+                          " items, got " + std::to_string(metrics_ns.size())});
+  } else {
+    for (size_t i = 0; i < metrics_ns.size(); ++i) {
+      if (!is_dns1123_label(metrics_ns[i])) {
+        errors.push_back({idx("spec.network.metricsNamespaces", i),
+                          "must be a namespace name (DNS-1123 label)"});
+      }
+    }
   }
   value env = value::array();
   for (size_t i = 0; i < s.env.size(); ++i) env[i] = s.env[i];

@@ -10,11 +10,15 @@ namespace ddp3d::op::controller {
 
 struct Action {
   enum class Kind {
-    kCreateService,  // object: the Service; AlreadyExists counts as success
-    kCreatePod,      // object: the Pod; AlreadyExists counts as success
-    kDeletePod,      // name + uid (delete precondition, so a newer pod of that name survives)
-    kDeleteJob,      // name + uid: TTL after finish expired
-    kEvent,          // event_type (Normal|Warning), reason, message about the TrainingJob
+    kCreateService,        // object: the Service; AlreadyExists counts as success
+    kCreatePod,            // object: the Pod; AlreadyExists counts as success
+    kCreateNetworkPolicy,  // object: the NetworkPolicy; AlreadyExists counts as success
+    // object: an attempt's Secret without its token, which the caller adds (randomness is
+    // I/O); AlreadyExists counts as success (the pods of the attempt already use that one).
+    kCreateRendezvousSecret,
+    kDeletePod,  // name + uid (delete precondition, so a newer pod of that name survives)
+    kDeleteJob,  // name + uid: TTL after finish expired
+    kEvent,      // event_type (Normal|Warning), reason, message about the TrainingJob
   };
   Kind kind;
   std::string name;

@@ -164,6 +164,76 @@ value desired_service(const api::TrainingJob& job) {
   return svc;
 }
 
+value desired_network_policy(const api::TrainingJob& job, const std::string& operator_namespace) {
+  const std::string label = api::job_label_value(job.meta.name);
+  auto job_pods = [&] {
+    value selector = value::object();
+    object_field(selector, "matchLabels")[api::kLabelJobName] = value::string(label);
+    return selector;
+  };
+  value np = value::object();
+  np["apiVersion"] = value::string("networking.k8s.io/v1");
+  np["kind"] = value::string("NetworkPolicy");
+  value& meta = object_field(np, "metadata");
+  meta["name"] = value::string(api::network_policy_name(job.meta.name));
+  meta["namespace"] = value::string(job.meta.namespace_);
+  object_field(meta, "labels")[api::kLabelJobName] = value::string(label);
+  meta["ownerReferences"] = owner_references(job);
+  value& spec = object_field(np, "spec");
+  spec["podSelector"] = job_pods();
+  value types = value::array();
+  types[0] = value::string("Ingress");
+  spec["policyTypes"] = types;
+  value& ingress = array_field(spec, "ingress");
+  // Rendezvous and Gloo: Gloo's pairs listen on ephemeral ports, so every port, but only
+  // from the job's own pods.
+  value peers = value::object();
+  array_field(peers, "from")[0] = value::object();
+  peers["from"][0]["podSelector"] = job_pods();
+  ingress[0] = peers;
+  // Metrics scrapes: one port per local rank, from the listed namespaces.
+  std::vector<std::string> scrapers;
+  if (!operator_namespace.empty()) scrapers.push_back(operator_namespace);
+  for (const auto& ns : job.spec.network.metrics_namespaces) {
+    if (std::find(scrapers.begin(), scrapers.end(), ns) == scrapers.end()) scrapers.push_back(ns);
+  }
+  if (!scrapers.empty()) {
+    value metrics = value::object();
+    value& from = array_field(metrics, "from");
+    for (size_t i = 0; i < scrapers.size(); ++i) {
+      value peer = value::object();
+      object_field(object_field(peer, "namespaceSelector"),
+                   "matchLabels")["kubernetes.io/metadata.name"] = value::string(scrapers[i]);
+      from[i] = peer;
+    }
+    value port = value::object();
+    port["protocol"] = value::string("TCP");
+    port["port"] = value::number(job.spec.metrics_port);
+    const int last = job.spec.metrics_port + std::max(job.spec.gpus_per_node, 1) - 1;
+    if (last > job.spec.metrics_port) port["endPort"] = value::number(last);
+    array_field(metrics, "ports")[0] = port;
+    ingress[1] = metrics;
+  }
+  return np;
+}
+
+value desired_rendezvous_secret(const api::TrainingJob& job, int attempt) {
+  value secret = value::object();
+  secret["apiVersion"] = value::string("v1");
+  secret["kind"] = value::string("Secret");
+  value& meta = object_field(secret, "metadata");
+  meta["name"] = value::string(api::rendezvous_secret_name(job.meta.name, attempt));
+  meta["namespace"] = value::string(job.meta.namespace_);
+  value& labels = object_field(meta, "labels");
+  labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
+  labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
+  meta["ownerReferences"] = owner_references(job);
+  secret["type"] = value::string("Opaque");
+  // A token never changes: a new attempt gets a new Secret.
+  secret["immutable"] = value::boolean(true);
+  return secret;
+}
+
 value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   const auto& s = job.spec;
   const std::string name = api::pod_name(job.meta.name, rank);
@@ -243,6 +313,14 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   value env = value::array();
   size_t n = 0;
   for (const auto& [k, v] : contract_env(job, rank, attempt)) env[n++] = env_var(k, v);
+  if (s.network.rendezvous_secret) {
+    value token = value::object();
+    token["name"] = value::string(kRendezvousTokenEnv);
+    value& ref = object_field(object_field(token, "valueFrom"), "secretKeyRef");
+    ref["name"] = value::string(api::rendezvous_secret_name(job.meta.name, attempt));
+    ref["key"] = value::string(kRendezvousTokenKey);
+    env[n++] = token;
+  }
   if (c.has_field("env") && c.at("env").is_array()) {
     for (const auto& e : c.at("env").as_array()) env[n++] = e;
   }

@@ -26,7 +26,18 @@ std::string master_addr(const api::TrainingJob& job);
 std::vector<std::pair<std::string, std::string>> contract_env(const api::TrainingJob& job, int rank,
                                                               int attempt);
 
+// The Secret key that holds an attempt's rendezvous token, and the variable it fills.
+inline constexpr const char* kRendezvousTokenKey = "token";
+inline constexpr const char* kRendezvousTokenEnv = "DDP3D_RENDEZVOUS_TOKEN";
+
 web::json::value desired_service(const api::TrainingJob& job);
+// spec.network.policy: ingress to the job's pods from the job's pods (rendezvous, Gloo), and
+// to their metrics ports from `operator_namespace` (the progress probe; skipped when empty)
+// and spec.network.metricsNamespaces.
+web::json::value desired_network_policy(const api::TrainingJob& job,
+                                        const std::string& operator_namespace);
+// spec.network.rendezvousSecret: attempt `attempt`'s Secret, immutable, without its token.
+web::json::value desired_rendezvous_secret(const api::TrainingJob& job, int attempt);
 web::json::value desired_pod(const api::TrainingJob& job, int rank, int attempt);
 
 }  // namespace ddp3d::op::controller

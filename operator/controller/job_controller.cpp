@@ -10,8 +10,10 @@
 #include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/cache_transforms.h"
+#include "operator/controller/desired_objects.h"
 #include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"
+#include "operator/controller/rendezvous_token.h"
 #include "operator/controller/slow_start.h"
 #include "operator/kube/errors.h"
 
@@ -84,6 +86,9 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
     s.pods = std::make_unique<kube::Informer>(client_, kube::resources::pods(), ns, pod_opts);
     s.services =
         std::make_unique<kube::Informer>(client_, kube::resources::services(), ns, service_opts);
+    // Metadata is all reconcile reads of a NetworkPolicy, as of a Service.
+    s.network_policies = std::make_unique<kube::Informer>(
+        client_, kube::resources::network_policies(), ns, service_opts);
     auto enqueue_job = [this](const value& obj) { queue_.add(kube::object_key(obj)); };
     s.jobs->add_handlers({enqueue_job,
                           [enqueue_job](const value&, const value& n) { enqueue_job(n); },
@@ -100,6 +105,7 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
     };
     watch_children(*s.pods, "pod");
     watch_children(*s.services, "service");
+    watch_children(*s.network_policies, "networkpolicy");
     scopes_.push_back(std::move(s));
   }
   if (config_.progress_probe_interval.count() > 0) {
@@ -131,6 +137,7 @@ void JobController::start_informers() {
   for (auto& s : scopes_) {
     s.pods->start();
     s.services->start();
+    s.network_policies->start();
     s.jobs->start();
   }
 }
@@ -138,7 +145,7 @@ void JobController::start_informers() {
 bool JobController::wait_for_sync(const std::stop_token& stop) {
   const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
   for (auto& s : scopes_) {
-    for (auto* inf : {s.pods.get(), s.services.get(), s.jobs.get()}) {
+    for (auto* inf : {s.pods.get(), s.services.get(), s.network_policies.get(), s.jobs.get()}) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (inf->wait_for_sync(std::max(left, std::chrono::milliseconds(1)), stop)) continue;
@@ -188,6 +195,7 @@ void JobController::stop_informers() {
     s.jobs->stop();
     s.pods->stop();
     s.services->stop();
+    s.network_policies->stop();
   }
 }
 
@@ -198,7 +206,10 @@ void JobController::stop() {
 
 bool JobController::synced() const {
   for (const auto& s : scopes_) {
-    if (!s.jobs->has_synced() || !s.pods->has_synced() || !s.services->has_synced()) return false;
+    if (!s.jobs->has_synced() || !s.pods->has_synced() || !s.services->has_synced() ||
+        !s.network_policies->has_synced()) {
+      return false;
+    }
   }
   return informers_started_;
 }
@@ -282,6 +293,8 @@ void JobController::process(const std::string& key) {
     // Deleted: the garbage collector removes its pods and Service via owner references.
     written_status_.forget(key);
     in_flight_.forget(key);
+    const std::lock_guard lock(secrets_mutex_);
+    secrets_created_.erase(key);
     return;
   }
   // Until the informers show this replica's own creates and deletes, the cached pods are not
@@ -309,6 +322,12 @@ void JobController::process(const std::string& key) {
       observed.services.push_back(controller::observe_service(*s));
     }
   }
+  for (const auto& p : scope.network_policies->cache().list_owned_by(job.meta.uid)) {
+    if (has_label(*p, api::kLabelJobName, label)) {
+      observed.network_policies.push_back(controller::observe_service(*p));
+    }
+  }
+  observed.operator_namespace = config_.operator_namespace;
   // The template policy needs this operator's configuration, so it runs here; its errors fail
   // the job like parse errors do (condition and Event naming the field).
   std::vector<api::FieldError> errors = parsed.errors;
@@ -405,6 +424,15 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
     case Kind::kCreatePod:
       expected = "pod/" + kube::meta_name(a.object);
       break;
+    case Kind::kCreateNetworkPolicy:
+      expected = "networkpolicy/" + kube::meta_name(a.object);
+      break;
+    case Kind::kCreateRendezvousSecret: {
+      // No informer watches Secrets (the operator may not read them): no expectation either.
+      const std::lock_guard lock(secrets_mutex_);
+      if (secrets_created_[key].count(a.name)) return;
+      break;
+    }
     case Kind::kDeletePod:
       expected = "pod/" + a.name;
       expect_delete = true;
@@ -437,6 +465,17 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
       case Kind::kCreatePod:
         client_.create(kube::resources::pods(), ns, a.object);
         break;
+      case Kind::kCreateNetworkPolicy:
+        client_.create(kube::resources::network_policies(), ns, a.object);
+        break;
+      case Kind::kCreateRendezvousSecret: {
+        value secret = a.object;
+        secret["stringData"] = value::object();
+        secret["stringData"][controller::kRendezvousTokenKey] =
+            value::string(controller::random_token());
+        client_.create(kube::resources::secrets(), ns, secret);
+        break;
+      }
       case Kind::kDeletePod: {
         kube::DeleteOptions opts;
         opts.precondition_uid = a.uid;
@@ -474,6 +513,13 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
     lower();
     throw;
   }
+  remember_secret(key, a);
+}
+
+void JobController::remember_secret(const std::string& key, const controller::Action& a) {
+  if (a.kind != controller::Action::Kind::kCreateRendezvousSecret) return;
+  const std::lock_guard lock(secrets_mutex_);
+  secrets_created_[key].insert(a.name);
 }
 
 }  // namespace ddp3d::op

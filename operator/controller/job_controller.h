@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -42,6 +43,9 @@ struct ControllerConfig {
   // long one read may take.
   std::chrono::seconds progress_probe_interval{15};
   std::chrono::milliseconds progress_probe_timeout{2000};
+  // The operator's namespace ($POD_NAMESPACE): job NetworkPolicies admit metrics scrapes from
+  // it, for the progress probe.
+  std::string operator_namespace;
 };
 
 class JobController {
@@ -77,7 +81,7 @@ class JobController {
  private:
   struct Scope {
     std::string ns;  // "" = all namespaces
-    std::unique_ptr<kube::Informer> jobs, pods, services;
+    std::unique_ptr<kube::Informer> jobs, pods, services, network_policies;
   };
 
   void worker();
@@ -89,6 +93,8 @@ class JobController {
   // Sends one action; the expectation it raises is lowered at once if the request fails.
   void apply_action(const std::string& key, const std::string& ns, const controller::Action& a,
                     const api::ObjectMeta& job_meta);
+  // After a rendezvous Secret's create succeeded or found it: later passes skip the request.
+  void remember_secret(const std::string& key, const controller::Action& a);
   // What the progress probe reads: the Running pods of every TrainingJob not finished or
   // suspended, at the job's spec.metricsPort.
   std::vector<controller::ProbeTarget> probe_targets() const;
@@ -105,6 +111,10 @@ class JobController {
   controller::ChildExpectations in_flight_;
   // Runs with the workers (leader only); null when disabled.
   std::unique_ptr<controller::ProgressProbe> probe_;
+  // Rendezvous Secrets this replica created (or found), by job key: the operator may create
+  // Secrets but not read them, so this memory (and AlreadyExists) stands in for a cache.
+  std::mutex secrets_mutex_;
+  std::map<std::string, std::set<std::string>> secrets_created_;
   bool informers_started_ = false;
   bool workers_started_ = false;
   bool workers_stopped_ = false;

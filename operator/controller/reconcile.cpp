@@ -18,6 +18,10 @@ const char* to_string(Action::Kind kind) {
   switch (kind) {
     case Action::Kind::kCreateService:
       return "CreateService";
+    case Action::Kind::kCreateNetworkPolicy:
+      return "CreateNetworkPolicy";
+    case Action::Kind::kCreateRendezvousSecret:
+      return "CreateRendezvousSecret";
     case Action::Kind::kCreatePod:
       return "CreatePod";
     case Action::Kind::kDeletePod:
@@ -96,6 +100,7 @@ class Reconciler {
     if (st.phase == Phase::kSuspended) resume();
     if (deadline_exceeded()) return r_;
     ensure_service();
+    ensure_network_policy();
     delete_stale_pods();
     if (handle_disruptions()) return r_;
     if (handle_failures()) return r_;
@@ -471,6 +476,16 @@ class Reconciler {
         {Action::Kind::kCreateService, name, "", desired_service(job_), "", "", ""});
   }
 
+  void ensure_network_policy() {
+    if (!job_.spec.network.policy) return;
+    const std::string name = api::network_policy_name(job_.meta.name);
+    for (const auto& p : observed_.network_policies) {
+      if (p.name == name) return;
+    }
+    r_.actions.push_back({Action::Kind::kCreateNetworkPolicy, name, "",
+                          desired_network_policy(job_, observed_.operator_namespace), "", "", ""});
+  }
+
   void create_missing_pods() {
     std::set<std::string> blocked;  // names still held by a pod of another attempt
     for (const ObservedPod* p : stale_) blocked.insert(p->name);
@@ -478,6 +493,13 @@ class Reconciler {
       if (current_.count(rank)) continue;
       const std::string name = api::pod_name(job_.meta.name, rank);
       if (blocked.count(name)) continue;
+      // The attempt's token before its first pod: the kubelet would otherwise hold the pod
+      // (CreateContainerConfigError) until it appears.
+      if (creating_.empty() && job_.spec.network.rendezvous_secret) {
+        r_.actions.push_back({Action::Kind::kCreateRendezvousSecret,
+                              api::rendezvous_secret_name(job_.meta.name, r_.status.attempt), "",
+                              desired_rendezvous_secret(job_, r_.status.attempt), "", "", ""});
+      }
       r_.actions.push_back({Action::Kind::kCreatePod, name, "",
                             desired_pod(job_, rank, r_.status.attempt), "", "", ""});
       creating_.insert(rank);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "operator/api/timestamps.h"
@@ -14,8 +15,11 @@
 namespace ddp3d::op::controller {
 
 struct Observed {
-  std::vector<ObservedPod> pods;          // pods labelled with the job's name
-  std::vector<ObservedService> services;  // Services labelled with the job's name
+  std::vector<ObservedPod> pods;                  // pods labelled with the job's name
+  std::vector<ObservedService> services;          // Services labelled with the job's name
+  std::vector<ObservedService> network_policies;  // NetworkPolicies labelled with it
+  // Where the operator runs: its progress probe scrapes the ranks' metrics from there.
+  std::string operator_namespace;
 };
 
 struct ReconcileResult {

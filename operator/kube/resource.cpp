@@ -17,6 +17,14 @@ const Resource& events() {
   static const Resource r{"", "v1", "events", "Event", true};
   return r;
 }
+const Resource& secrets() {
+  static const Resource r{"", "v1", "secrets", "Secret", true};
+  return r;
+}
+const Resource& network_policies() {
+  static const Resource r{"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true};
+  return r;
+}
 const Resource& config_maps() {
   static const Resource r{"", "v1", "configmaps", "ConfigMap", true};
   return r;

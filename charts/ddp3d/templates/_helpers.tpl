@@ -64,6 +64,15 @@ them in tests/integration/operator/least_privilege_test.py (docs/operator.md, "R
 - apiGroups: [""]
   resources: [services]
   verbs: [list, watch, create]
+# spec.network.rendezvousSecret: one Secret per attempt holding its token. Create only: the
+# operator never reads a Secret (garbage collection deletes them with the job).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
+# spec.network.policy: the job's NetworkPolicy.
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [list, watch, create]
 - apiGroups: [""]
   resources: [events]
   verbs: [create]

@@ -6,7 +6,8 @@ plays all three for the pods of one namespace, through the real API:
 - scheduler: binds every new pod to node NODE_NAME (pods/binding), so that deleting a running
   pod is graceful exactly as on a cluster (the API server only sets deletionTimestamp, and
   the kubelet must stop the container and then remove the pod);
-- runtime: runs container 0's command+args with its env (`$(VAR)` expanded as Kubernetes
+- runtime: runs container 0's command+args with its env (values, fieldRefs and
+  secretKeyRefs; `$(VAR)` expanded as Kubernetes
   does) inside the pod's own network namespace and UTS namespace (hostname = pod hostname),
   cwd = the source tree (the image's WORKDIR), `ddp3d` = the built binary (DDP3D_BIN and
   PATH); stdout+stderr go to a log file per pod instance;
@@ -22,6 +23,7 @@ plays all three for the pods of one namespace, through the real API:
 The tests drive it with `hold()` (do not start matching pods yet) and read `runs`.
 """
 
+import base64
 import ctypes
 import datetime
 import os
@@ -63,8 +65,9 @@ def expand(text, env):
     return _VAR_REF.sub(sub, text)
 
 
-def container_env(container, pod):
-    """The container's environment as a kubelet builds it (value and fieldRef entries)."""
+def container_env(container, pod, secret_value=None):
+    """The container's environment as a kubelet builds it (value, fieldRef and secretKeyRef
+    entries; `secret_value(name, key)` reads a Secret of the pod's namespace)."""
     env = {}
     for e in container.get("env", []):
         if "value" in e:
@@ -78,6 +81,9 @@ def container_env(container, pod):
             if field is None:
                 raise ValueError(f"env {e['name']}: fieldRef {path} is not supported by the e2e kubelet")
             env[e["name"]] = field
+        elif "valueFrom" in e and "secretKeyRef" in e["valueFrom"] and secret_value:
+            ref = e["valueFrom"]["secretKeyRef"]
+            env[e["name"]] = secret_value(ref["name"], ref["key"])
         else:
             env[e["name"]] = ""
     return env
@@ -225,10 +231,17 @@ class NetnsKubelet:
             if e.status not in (404, 409):  # gone or already bound meanwhile
                 raise
 
+    def _secret_value(self, name, key):
+        """As the kubelet does (the Node authorizer lets it read Secrets its pods reference);
+        a missing Secret or key raises, and the pod is retried on the next sync, as the
+        kubelet's CreateContainerConfigError is."""
+        secret = self.api.get(f"/api/v1/namespaces/{self.ns}/secrets/{name}")
+        return base64.b64decode(secret["data"][key]).decode()
+
     def _start(self, pod, pods, services):
         meta, spec = pod["metadata"], pod["spec"]
         c = spec["containers"][0]
-        env = container_env(c, pod)
+        env = container_env(c, pod, self._secret_value)
         argv = [expand(a, env) for a in c.get("command", []) + c.get("args", [])]
         if not argv:
             raise ValueError(f"pod {meta['name']}: container has no command (the image's "

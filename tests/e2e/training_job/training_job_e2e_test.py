@@ -325,6 +325,8 @@ class TrainingJobEndToEndTest(unittest.TestCase):
                           f"rank {rank}, job_name {name})", log)
             if rank == 0:
                 losses = self.assert_trained(log, 6)
+                # The attempt's Secret reached both ranks: they proved the same token.
+                self.assertIn("rendezvous authenticated: every rank holds the job's token", log)
             pod = self.pod(pod_name)
             env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
             self.assertEqual((env["NNODES"], env["NODE_RANK"], env["WORLD_SIZE"], env["MASTER_ADDR"]),

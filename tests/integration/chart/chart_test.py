@@ -39,6 +39,8 @@ EXPECTED_CLUSTER = {
     "trainingjobs.ddp3d.io/finalizers": {"update"},
     "pods": {"list", "watch", "create", "delete"},
     "services": {"list", "watch", "create"},
+    "secrets": {"create"},
+    "networkpolicies.networking.k8s.io": {"list", "watch", "create"},
     "events": {"create"},
 }
 EXPECTED_RELEASE_NS = {"leases.coordination.k8s.io": {"get", "create", "update"}}

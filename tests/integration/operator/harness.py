@@ -160,7 +160,7 @@ class Operator:
                 "--leader-election-namespace", SYSTEM_NS, "--workers", "2", *extra]
         if leader_elect:
             args.append("--leader-elect")
-        env = dict(os.environ, POD_NAME=name, DDP3D_LOG_LEVEL="debug")
+        env = dict(os.environ, POD_NAME=name, POD_NAMESPACE=SYSTEM_NS, DDP3D_LOG_LEVEL="debug")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
 

@@ -3,7 +3,7 @@
 The test API server writes an audit log of every ServiceAccount request
 (tests/testbin/control-plane.sh). Each suite runs the operator, as the chart's
 ServiceAccount, through every path that talks to the API server (leader election, the
-informers, the Service and pods, status writes, events, a gang restart, cleanPodPolicy and
+informers, the Service, NetworkPolicy, rendezvous Secrets and pods, status writes, events, a gang restart, cleanPodPolicy and
 ttlSecondsAfterFinished) and then compares what it asked for with what the chart grants:
 
   ClusterScope    the default install (ClusterRole): no request refused, and every granted
@@ -82,9 +82,10 @@ class Scenario(OperatorLogOnFailure, unittest.TestCase):
     def drive_a_job_through_every_path(self, name):
         """Created -> Running -> a rank fails -> gang restart -> Succeeded -> pods cleaned
         -> the job deleted by its TTL."""
-        self.kube.create(Kube.tj(NS), training_job(name, nnodes=2, backoffLimit=2,
-                                                   cleanPodPolicy="All",
-                                                   ttlSecondsAfterFinished=1))
+        job = training_job(name, nnodes=2, backoffLimit=2, cleanPodPolicy="All",
+                           ttlSecondsAfterFinished=1)
+        job["spec"]["network"] = {"policy": True}  # the NetworkPolicy; the Secrets are default
+        self.kube.create(Kube.tj(NS), job)
         pods = self.wait_pods(name, 2, 0)
         for p in pods:
             self.kubelet.set_running(p)

@@ -133,14 +133,15 @@ class ReconcileTest(OperatorSuite):
             self.assertEqual(c["args"], [job["spec"]["config"], "2", "--work-dir",
                                          "/data/work_dirs/contract", "--resume", "auto"])
             self.assertEqual(spec["terminationGracePeriodSeconds"], 60)
-            env = [(e["name"], e["value"]) for e in c["env"]]
+            env = [(e["name"], e.get("value") or e["valueFrom"]["secretKeyRef"]["name"])
+                   for e in c["env"]]
             self.assertEqual(env, [
                 ("NNODES", "3"), ("NODE_RANK", str(rank)), ("MASTER_ADDR", master),
                 ("PORT", "29500"), ("GPUS", "2"), ("MASTER_PORT", "29500"),
                 ("WORLD_SIZE", "6"), ("PET_NNODES", "3"), ("PET_NODE_RANK", str(rank)),
                 ("PET_NPROC_PER_NODE", "2"), ("PET_MASTER_ADDR", master),
                 ("PET_MASTER_PORT", "29500"), ("DDP3D_JOB", "contract"), ("DDP3D_ATTEMPT", "0"),
-                ("DDP3D_METRICS_PORT", "9400")])
+                ("DDP3D_METRICS_PORT", "9400"), ("DDP3D_RENDEZVOUS_TOKEN", "contract-rendezvous-0")])
             self.assertEqual([(p["name"], p["containerPort"]) for p in c["ports"]],
                              [("metrics", 9400), ("metrics-1", 9401)])
         # MASTER_ADDR is rank 0's DNS name under the Service: <hostname>.<subdomain>.<ns>.svc
@@ -171,7 +172,7 @@ class ReconcileTest(OperatorSuite):
         new = self.wait_pods("life", 3, 1)
         self.assertFalse(old_uids & {p["metadata"]["uid"] for p in new}, "every pod recreated")
         for p in new:
-            env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+            env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
             self.assertEqual(env["DDP3D_ATTEMPT"], "1")
         for p in new:
             self.kubelet.set_running(p)
@@ -259,7 +260,7 @@ class ReconcileTest(OperatorSuite):
             self.assertRegex(n, label)
             self.assertEqual(p["spec"]["hostname"], n)
             self.assertEqual(p["spec"]["subdomain"], svc["metadata"]["name"])
-            env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+            env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
             self.assertEqual(env["DDP3D_JOB"], name)
         self.assertLessEqual(len(svc["metadata"]["name"]), 63)
         self.assertRegex(svc["metadata"]["name"], r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -323,7 +324,7 @@ class ReconcileTest(OperatorSuite):
         self.assertFalse({p["metadata"]["uid"] for p in pods} & {p["metadata"]["uid"] for p in new},
                          "every pod recreated, none alone in the old attempt")
         for p in new:
-            env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+            env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
             self.assertEqual(env["DDP3D_ATTEMPT"], "1")
         self.run_all("drained", new)
         # A deletion the pod takes time to finish (as on a node, with a grace period; here a

@@ -49,6 +49,7 @@ TEST(EnvContract, ExactlyTheDesignVariables) {
       {"DDP3D_JOB", "pp"},
       {"DDP3D_ATTEMPT", "3"},
       {"DDP3D_METRICS_PORT", "9400"},
+      {"DDP3D_RENDEZVOUS_TOKEN", "<valueFrom>"},
   };
   EXPECT_EQ(env_of(pod), want);
 }
@@ -159,10 +160,10 @@ TEST(DesiredPod, MergesTheUserTemplate) {
   EXPECT_EQ(c.at("resources").at("limits").at("memory").as_string(), "64Gi");
   EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "4");
   const auto env = env_of(pod);
-  ASSERT_EQ(env.size(), 17u);
+  ASSERT_EQ(env.size(), 18u);
   EXPECT_EQ(env[0].first, "NNODES");
-  EXPECT_EQ(env[15], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
-  EXPECT_EQ(env[16], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
+  EXPECT_EQ(env[16], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
+  EXPECT_EQ(env[17], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
   EXPECT_EQ(spec.at("containers").at(1).at("name").as_string(), "sidecar");
   EXPECT_FALSE(spec.at("containers").at(1).has_field("env"));
 }
@@ -264,6 +265,83 @@ TEST(DesiredService, HeadlessAndPublishesNotReady) {
   EXPECT_EQ(spec.at("ports").at(0).at("port").as_integer(), 29500);
 }
 
+// --- spec.network (docs/security.md, "Network") ---------------------------------------------
+
+TEST(DesiredPod, TheRendezvousTokenComesFromTheAttemptsSecret) {
+  const value pod = desired_pod(job("pp", 2, 0), 1, 4);
+  const auto& env = pod.at("spec").at("containers").at(0).at("env").as_array();
+  const auto it = std::find_if(env.begin(), env.end(), [](const value& e) {
+    return e.at("name").as_string() == "DDP3D_RENDEZVOUS_TOKEN";
+  });
+  ASSERT_NE(it, env.end());
+  const auto& ref = it->at("valueFrom").at("secretKeyRef");
+  EXPECT_EQ(ref.at("name").as_string(), "pp-rendezvous-4");
+  EXPECT_EQ(ref.at("key").as_string(), "token");
+  EXPECT_FALSE(it->has_field("value"));  // the token itself never appears in the pod
+}
+
+TEST(DesiredPod, NoTokenWhenRendezvousSecretIsOff) {
+  auto j = job("pp", 2, 0);
+  j.spec.network.rendezvous_secret = false;
+  for (const auto& [name, v] : env_of(desired_pod(j, 0, 0))) {
+    EXPECT_NE(name, "DDP3D_RENDEZVOUS_TOKEN");
+  }
+}
+
+TEST(DesiredRendezvousSecret, ImmutableOwnedAndWithoutData) {
+  const value s = desired_rendezvous_secret(job("pp", 2, 0), 3);
+  EXPECT_EQ(s.at("kind").as_string(), "Secret");
+  EXPECT_EQ(s.at("metadata").at("name").as_string(), "pp-rendezvous-3");
+  EXPECT_EQ(s.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "3");
+  EXPECT_EQ(s.at("metadata").at("ownerReferences").at(0).at("kind").as_string(), "TrainingJob");
+  EXPECT_TRUE(s.at("immutable").as_bool());
+  EXPECT_FALSE(s.has_field("data"));
+  EXPECT_FALSE(s.has_field("stringData"));
+}
+
+TEST(DesiredNetworkPolicy, PeersOnAllPortsScrapersOnMetricsPortsOnly) {
+  auto j = job("pp", 2, 4);
+  j.spec.metrics_port = 9400;
+  j.spec.network.policy = true;
+  j.spec.network.metrics_namespaces = {"monitoring", "ddp3d-system"};
+  const value np = desired_network_policy(j, "ddp3d-system");
+  EXPECT_EQ(np.at("apiVersion").as_string(), "networking.k8s.io/v1");
+  EXPECT_EQ(np.at("metadata").at("name").as_string(), "pp-ranks");
+  EXPECT_EQ(np.at("metadata").at("ownerReferences").at(0).at("name").as_string(), "pp");
+  const auto& spec = np.at("spec");
+  EXPECT_EQ(spec.at("podSelector").at("matchLabels").at("ddp3d.io/job-name").as_string(), "pp");
+  EXPECT_EQ(strings(spec.at("policyTypes")), std::vector<std::string>{"Ingress"});
+  ASSERT_EQ(spec.at("ingress").size(), 2u);
+  const auto& peers = spec.at("ingress").at(0);
+  EXPECT_FALSE(peers.has_field("ports"));  // Gloo listens on ephemeral ports
+  EXPECT_EQ(peers.at("from")
+                .at(0)
+                .at("podSelector")
+                .at("matchLabels")
+                .at("ddp3d.io/job-name")
+                .as_string(),
+            "pp");
+  const auto& scrapes = spec.at("ingress").at(1);
+  std::vector<std::string> namespaces;
+  for (const auto& f : scrapes.at("from").as_array()) {
+    EXPECT_FALSE(f.has_field("podSelector"));
+    namespaces.push_back(
+        f.at("namespaceSelector").at("matchLabels").at("kubernetes.io/metadata.name").as_string());
+  }
+  // The operator's namespace first (its progress probe), then the listed ones, once each.
+  EXPECT_EQ(namespaces, (std::vector<std::string>{"ddp3d-system", "monitoring"}));
+  const auto& port = scrapes.at("ports").at(0);
+  EXPECT_EQ(port.at("port").as_integer(), 9400);
+  EXPECT_EQ(port.at("endPort").as_integer(), 9403);  // one port per local rank
+}
+
+TEST(DesiredNetworkPolicy, WithoutScrapersOnlyThePeersGetIn) {
+  auto j = job("pp", 2, 0);
+  j.spec.network.policy = true;
+  const value np = desired_network_policy(j, "");
+  EXPECT_EQ(np.at("spec").at("ingress").size(), 1u);
+}
+
 TEST(DesiredObjects, LongJobNameGivesValidNamesEverywhere) {
   const std::string name = "pointpillars-hv-secfpn-8xb6-160e-kitti-3d-car-" + std::string(60, 'z');
   const auto j = job(name, 2, 1);
@@ -282,6 +360,11 @@ TEST(DesiredObjects, LongJobNameGivesValidNamesEverywhere) {
   std::map<std::string, std::string> env;
   for (auto& [k, v] : contract_env(j, 1, 0)) env[k] = v;
   EXPECT_EQ(env["DDP3D_JOB"], name);  // the full name, not the shortened one
+  for (const std::string& derived :
+       {api::rendezvous_secret_name(name, 1000), api::network_policy_name(name)}) {
+    EXPECT_TRUE(api::is_dns1123_label(derived)) << derived;
+  }
+  EXPECT_NE(api::rendezvous_secret_name(name, 1), api::rendezvous_secret_name(name, 2));
 }
 
 }  // namespace

@@ -420,6 +420,78 @@ TEST(Reconcile, FirstPassCreatesServiceAndPodsOfAttemptZero) {
   ASSERT_NE(find_condition(r.status.conditions, kCondCreated), nullptr);
 }
 
+// --- spec.network (docs/security.md, "Network") ---------------------------------------------
+
+// Index of the first action of `kind`, or -1.
+int first_index(const ReconcileResult& r, Action::Kind kind) {
+  for (size_t i = 0; i < r.actions.size(); ++i) {
+    if (r.actions[i].kind == kind) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TEST(ReconcileNetwork, EachAttemptsSecretComesOnceBeforeItsFirstPod) {
+  auto j = in_phase(with_policy(api::RestartPolicy::kOnFailure), Phase::kRunning);
+  const auto first = reconcile(j, {}, observed(j, {}), kT0);
+  ASSERT_EQ(count(first, Action::Kind::kCreateRendezvousSecret), 1);
+  EXPECT_LT(first_index(first, Action::Kind::kCreateRendezvousSecret),
+            first_index(first, Action::Kind::kCreatePod));
+  EXPECT_EQ(first.actions[first_index(first, Action::Kind::kCreateRendezvousSecret)].name,
+            "pp-rendezvous-0");
+  // Nothing to create, no Secret either.
+  EXPECT_EQ(count(reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 5),
+                  Action::Kind::kCreateRendezvousSecret),
+            0);
+  // A gang restart: the next attempt's pods get the next attempt's Secret.
+  auto failed = reconcile(j, {}, observed(j, one_failed(j, 0, 137)), kT0 + 10);
+  j.status = failed.status;
+  const auto recreate = reconcile(j, {}, observed(j, {}), kT0 + 20);
+  ASSERT_EQ(count(recreate, Action::Kind::kCreateRendezvousSecret), 1);
+  EXPECT_EQ(recreate.actions[first_index(recreate, Action::Kind::kCreateRendezvousSecret)].name,
+            "pp-rendezvous-1");
+}
+
+TEST(ReconcileNetwork, NoSecretWhenTheJobTurnsItOff) {
+  auto j = job("pp", 2, 0);
+  j.spec.network.rendezvous_secret = false;
+  EXPECT_EQ(count(reconcile(j, {}, observed(j, {}), kT0), Action::Kind::kCreateRendezvousSecret),
+            0);
+}
+
+TEST(ReconcileNetwork, ThePolicyIsCreatedUntilSeenAndOnlyWhenAskedFor) {
+  auto j = job("pp", 2, 0);
+  EXPECT_EQ(count(reconcile(j, {}, observed(j, {}), kT0), Action::Kind::kCreateNetworkPolicy), 0);
+  j.spec.network.policy = true;
+  auto o = observed(j, {});
+  o.operator_namespace = "ddp3d-system";
+  const auto r = reconcile(j, {}, o, kT0);
+  ASSERT_EQ(count(r, Action::Kind::kCreateNetworkPolicy), 1);
+  const auto& a = r.actions[first_index(r, Action::Kind::kCreateNetworkPolicy)];
+  EXPECT_EQ(a.name, "pp-ranks");
+  EXPECT_EQ(a.object.at("spec")
+                .at("ingress")
+                .at(1)
+                .at("from")
+                .at(0)
+                .at("namespaceSelector")
+                .at("matchLabels")
+                .at("kubernetes.io/metadata.name")
+                .as_string(),
+            "ddp3d-system");
+  o.network_policies.push_back({"pp-ranks", "np-uid"});
+  EXPECT_EQ(count(reconcile(j, {}, o, kT0 + 1), Action::Kind::kCreateNetworkPolicy), 0);
+}
+
+TEST(ReconcileNetwork, BadMetricsNamespacesFailTheJobNamingTheItem) {
+  auto j = job("pp", 2, 0);
+  j.spec.network.metrics_namespaces = {"monitoring", "Not_A_Namespace"};
+  const auto r = reconcile(j, {}, observed(j, {}), kT0);
+  EXPECT_EQ(r.status.phase, Phase::kFailed);
+  EXPECT_NE(r.status.message.find("spec.network.metricsNamespaces[1]: must be a namespace name"),
+            std::string::npos)
+      << r.status.message;
+}
+
 TEST(Reconcile, SteadyStateIsIdempotent) {
   // Replaying a reconcile (operator restart, duplicate event) must not create anything.
   auto j = in_phase(job("pp", 4, 8), Phase::kStarting);

@@ -24,6 +24,9 @@ TEST(TrainingJobParse, FillsDefaults) {
   EXPECT_FALSE(s.run_policy.active_deadline_seconds);
   EXPECT_FALSE(s.run_policy.ttl_seconds_after_finished);
   EXPECT_TRUE(s.pod_template.is_object());
+  EXPECT_TRUE(s.network.rendezvous_secret);  // secure by default
+  EXPECT_FALSE(s.network.policy);            // needs an enforcing network plugin
+  EXPECT_TRUE(s.network.metrics_namespaces.empty());
   EXPECT_EQ(p.job.meta.generation, 4);
   EXPECT_EQ(p.job.status.phase, Phase::kNone);
 }
@@ -70,6 +73,23 @@ TEST(TrainingJobParse, TypeErrorsNameTheField) {
                                       "spec.runPolicy.cleanPodPolicy", "spec.runPolicy.suspend"}))
       << join(p.errors);
   EXPECT_NE(join(p.errors).find("\"Sometimes\""), std::string::npos);
+}
+
+TEST(TrainingJobParse, NetworkFieldsAndTheirTypeErrors) {
+  auto ok = parse_training_job(parse(R"({"metadata": {"name": "j"}, "spec": {"config": "c",
+    "image": "i", "network": {"rendezvousSecret": false, "policy": true,
+      "metricsNamespaces": ["monitoring"]}}})"));
+  ASSERT_TRUE(ok.errors.empty()) << join(ok.errors);
+  EXPECT_FALSE(ok.job.spec.network.rendezvous_secret);
+  EXPECT_TRUE(ok.job.spec.network.policy);
+  EXPECT_EQ(ok.job.spec.network.metrics_namespaces, std::vector<std::string>{"monitoring"});
+  auto bad = parse_training_job(parse(R"({"metadata": {"name": "j"}, "spec": {"config": "c",
+    "image": "i", "network": {"rendezvousSecret": "no", "metricsNamespaces": [1]}}})"));
+  std::vector<std::string> paths;
+  for (const auto& e : bad.errors) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"spec.network.rendezvousSecret",
+                                             "spec.network.metricsNamespaces[0]"}))
+      << join(bad.errors);
 }
 
 TEST(TrainingJobParse, MissingSpec) {
