@@ -28,11 +28,13 @@ RUN bash tools/setup.sh
 
 # The runtime needs only the driver libraries the NVIDIA container runtime mounts: CUDA,
 # cuDNN, NCCL and libgomp come with the torch wheel in the venv. yaml-cpp is the config
-# reader's (worker/config) library, prometheus-cpp's core the metrics' (common/metrics).
+# reader's (worker/config) library, prometheus-cpp's core the metrics' (common/metrics),
+# OpenSSL's libcrypto the rendezvous token's HMAC (worker/dist/rendezvous_proof.cpp;
+# libssl3t64 is Ubuntu 24.04's name for libssl3).
 FROM nvidia/cuda:${CUDA_VERSION}-base-${UBUNTU_RELEASE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.8 libprometheus-cpp-core1.0 \
+      libyaml-cpp0.8 libprometheus-cpp-core1.0 libssl3t64 \
  && rm -rf /var/lib/apt/lists/*
 # Same path as in the build stage: the binary's RPATH points into the venv's torch/lib.
 COPY --from=build /opt/ddp3d/venv-torch-2.15.0 /opt/ddp3d/venv-torch-2.15.0
