@@ -40,6 +40,18 @@ value owner_references(const api::TrainingJob& job) {
   return refs;
 }
 
+// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret): its name, the
+// job's namespace, the job-name label and the controller ownerReference.
+value owned_metadata(const api::TrainingJob& job, const std::string& name) {
+  value meta = value::object();
+  meta["name"] = value::string(name);
+  meta["namespace"] = value::string(job.meta.namespace_);
+  object_field(meta, "labels")[api::kLabelJobName] =
+      value::string(api::job_label_value(job.meta.name));
+  meta["ownerReferences"] = owner_references(job);
+  return meta;
+}
+
 value env_var(const std::string& name, const std::string& v) {
   value e = value::object();
   e["name"] = value::string(name);
@@ -141,11 +153,7 @@ value desired_service(const api::TrainingJob& job) {
   value svc = value::object();
   svc["apiVersion"] = value::string("v1");
   svc["kind"] = value::string("Service");
-  value& meta = object_field(svc, "metadata");
-  meta["name"] = value::string(api::service_name(job.meta.name));
-  meta["namespace"] = value::string(job.meta.namespace_);
-  object_field(meta, "labels")[api::kLabelJobName] = value::string(label);
-  meta["ownerReferences"] = owner_references(job);
+  svc["metadata"] = owned_metadata(job, api::service_name(job.meta.name));
   value& spec = object_field(svc, "spec");
   spec["clusterIP"] = value::string("None");
   // Rendezvous happens before any pod is Ready, so DNS must answer for not-ready pods.
@@ -174,11 +182,7 @@ value desired_network_policy(const api::TrainingJob& job, const std::string& ope
   value np = value::object();
   np["apiVersion"] = value::string("networking.k8s.io/v1");
   np["kind"] = value::string("NetworkPolicy");
-  value& meta = object_field(np, "metadata");
-  meta["name"] = value::string(api::network_policy_name(job.meta.name));
-  meta["namespace"] = value::string(job.meta.namespace_);
-  object_field(meta, "labels")[api::kLabelJobName] = value::string(label);
-  meta["ownerReferences"] = owner_references(job);
+  np["metadata"] = owned_metadata(job, api::network_policy_name(job.meta.name));
   value& spec = object_field(np, "spec");
   spec["podSelector"] = job_pods();
   value types = value::array();
@@ -221,13 +225,8 @@ value desired_rendezvous_secret(const api::TrainingJob& job, int attempt) {
   value secret = value::object();
   secret["apiVersion"] = value::string("v1");
   secret["kind"] = value::string("Secret");
-  value& meta = object_field(secret, "metadata");
-  meta["name"] = value::string(api::rendezvous_secret_name(job.meta.name, attempt));
-  meta["namespace"] = value::string(job.meta.namespace_);
-  value& labels = object_field(meta, "labels");
-  labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
-  labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
-  meta["ownerReferences"] = owner_references(job);
+  secret["metadata"] = owned_metadata(job, api::rendezvous_secret_name(job.meta.name, attempt));
+  secret["metadata"]["labels"][api::kLabelAttempt] = value::string(std::to_string(attempt));
   secret["type"] = value::string("Opaque");
   // A token never changes: a new attempt gets a new Secret.
   secret["immutable"] = value::boolean(true);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/log.h"
+#include "common/random_hex.h"
 #include "operator/api/names.h"
 #include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
@@ -13,7 +14,6 @@
 #include "operator/controller/desired_objects.h"
 #include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"
-#include "operator/controller/rendezvous_token.h"
 #include "operator/controller/slow_start.h"
 #include "operator/kube/errors.h"
 
@@ -472,7 +472,7 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
         value secret = a.object;
         secret["stringData"] = value::object();
         secret["stringData"][controller::kRendezvousTokenKey] =
-            value::string(controller::random_token());
+            value::string(random_hex(32, "a rendezvous token"));
         client_.create(kube::resources::secrets(), ns, secret);
         break;
       }

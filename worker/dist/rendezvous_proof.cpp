@@ -3,25 +3,13 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include <array>
 #include <stdexcept>
 
+#include "common/random_hex.h"
+
 namespace ddp3d::dist {
-namespace {
-
-std::string hex(const unsigned char* bytes, std::size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (std::size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
@@ -31,7 +19,7 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
            &length) == nullptr) {
     throw std::runtime_error("HMAC-SHA256 failed (OpenSSL)");
   }
-  return hex(digest.data(), length);
+  return hex_encode(digest.data(), length);
 }
 
 // Each message starts with its purpose, so no proof can be replayed as another kind.
@@ -50,11 +38,7 @@ std::string authenticated_key_prefix(std::string_view token, std::string_view no
 }
 
 std::string random_nonce() {
-  std::array<unsigned char, 16> bytes{};
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-    throw std::runtime_error("no random bytes for the rendezvous nonce (OpenSSL RAND_bytes)");
-  }
-  return hex(bytes.data(), bytes.size());
+  return random_hex(16, "the rendezvous nonce");
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "operator/kube/tls_setup.h"
@@ -59,6 +60,7 @@ TEST(DefaultVerifyPaths, ForwardsUntilAClientHasItsOwnCaThenSkipsTheSystemStore)
   EXPECT_EQ(store_objects(after), 0);  // skipped: the client's own CA replaces the store
   SSL_CTX_free(before);
   SSL_CTX_free(after);
+  std::filesystem::remove_all(std::filesystem::path(bundle).parent_path());
 }
 
 }  // namespace
