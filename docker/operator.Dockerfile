@@ -2,14 +2,18 @@
 # The ddp3d-operator image: built in a full Debian toolchain stage, shipped on a slim
 # runtime with only the shared libraries the binary needs (libcpprest, libyaml-cpp, prometheus-cpp, OpenSSL).
 #   docker build -f docker/operator.Dockerfile -t ghcr.io/ddp3d/ddp3d-operator:0.1.0 .
+# From a binary already built by tools/setup.sh (what tools/build_images.sh does, with
+# buildah): `--target prebuilt` on a context holding payload/ (docker/runtime_payload.sh's
+# output); the build stage is then skipped.
 # The chart (charts/ddp3d) runs it with --leader-elect --metrics-address=:8080
 # --health-address=:8081 [--namespace=...], as a non-root user on a read-only root.
-# Base: the Debian release the project is built and tested on (bookworm); the runtime
-# package names below are that release's. tests/e2e/docker/dockerfiles_test.py checks them against the
-# built binary's shared libraries.
-ARG DEBIAN_RELEASE=bookworm
+# Bases: the Debian release the project is built and tested on (bookworm); the runtime
+# package names below are that release's. tests/e2e/docker/dockerfiles_test.py checks them
+# against the built binary's shared libraries.
+ARG BUILD_IMAGE=debian:bookworm
+ARG BASE_IMAGE=debian:bookworm-slim
 
-FROM debian:${DEBIAN_RELEASE} AS build
+FROM ${BUILD_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
@@ -21,18 +25,27 @@ COPY CMakeLists.txt CMakePresets.json ./
 COPY cmake/ cmake/
 COPY common/ common/
 COPY operator/ operator/
+COPY docker/runtime_payload.sh docker/
+# The payload is the stripped binary; runtime_payload.sh fails if ldd finds a library no
+# Debian package provides.
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DDDP3D_BUILD_WORKER=OFF -DDDP3D_BUILD_TESTS=OFF \
  && cmake --build build --target ddp3d-operator \
- && strip build/operator/ddp3d-operator
+ && bash docker/runtime_payload.sh build/operator/ddp3d-operator /payload
 
-FROM debian:${DEBIAN_RELEASE}-slim
+FROM ${BASE_IMAGE} AS runtime-base
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libcpprest2.10 libyaml-cpp0.7 libssl3 libprometheus-cpp-core1.0 \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/build/operator/ddp3d-operator /usr/local/bin/ddp3d-operator
 # Numeric, so that the chart's runAsNonRoot can be verified by the kubelet.
 USER 65532:65532
 EXPOSE 8080 8081
 ENTRYPOINT ["/usr/local/bin/ddp3d-operator"]
+
+# tools/build_images.sh: the binary from a local build (payload/ in its context).
+FROM runtime-base AS prebuilt
+COPY payload/ /
+
+FROM runtime-base AS runtime
+COPY --from=build /payload/ /

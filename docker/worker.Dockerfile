@@ -7,11 +7,16 @@
 #   docker build -f docker/worker.Dockerfile -t ghcr.io/ddp3d/worker:0.1.0 .
 #   docker run --gpus all -e NNODES=2 -e NODE_RANK=0 -e MASTER_ADDR=10.0.0.1 -e PORT=29500 \
 #     ghcr.io/ddp3d/worker:0.1.0 configs/toy/toy_regression_2proc.yaml 8 --work-dir /data/w
+# CPU nodes: docker/worker-cpu.Dockerfile (Debian, only the LibTorch libraries the binary
+# loads; this image ships the whole wheel, whose CUDA libraries are partly dlopen()ed).
+# The bases are build ARGs (a mirror, a pinned digest): BUILD_IMAGE needs nvcc and the
+# CUDA headers for the CUDA/NCCL sources (DDP3D_WITH_CUDA=ON), BASE_IMAGE the driver hooks.
 ARG CUDA_VERSION=13.0.0
 ARG UBUNTU_RELEASE=ubuntu24.04
+ARG BUILD_IMAGE=nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU_RELEASE}
+ARG BASE_IMAGE=nvidia/cuda:${CUDA_VERSION}-base-${UBUNTU_RELEASE}
 
-# nvcc and the CUDA headers for the CUDA/NCCL sources (DDP3D_WITH_CUDA=ON).
-FROM nvidia/cuda:${CUDA_VERSION}-devel-${UBUNTU_RELEASE} AS build
+FROM ${BUILD_IMAGE} AS build
 # gcc 12: the compiler the project is developed and warning-checked with.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends g++-12 \
@@ -31,7 +36,7 @@ RUN bash tools/setup.sh
 # reader's (worker/config) library, prometheus-cpp's core the metrics' (common/metrics),
 # OpenSSL's libcrypto the rendezvous token's HMAC (worker/dist/rendezvous_proof.cpp;
 # libssl3t64 is Ubuntu 24.04's name for libssl3).
-FROM nvidia/cuda:${CUDA_VERSION}-base-${UBUNTU_RELEASE}
+FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libyaml-cpp0.8 libprometheus-cpp-core1.0 libssl3t64 \

@@ -1,12 +1,14 @@
 """docker/*.Dockerfile agree with the build, the chart and the scripts they package.
 
-There is no Docker engine on the development machines, so the images are not built here;
-instead every fact an image build or a pod start relies on is checked against the tree and
-the built binaries: COPY sources exist, the operator stage's sources configure the operator
-on their own, the runtime stages install the packages that provide the binaries' shared
-libraries, the flags and ports the chart passes are accepted/exposed, the user is numeric
-(the chart sets runAsNonRoot), the worker's entry point is the script the operator's pods
-run, and the LibTorch venv is copied from where tools/setup.sh puts it.
+No Docker engine is needed: every fact an image build or a pod start relies on is checked
+against the tree and the built binaries: COPY sources exist, the operator stage's sources
+configure the operator on their own, the runtime stages install the packages that provide
+the binaries' shared libraries and the payload (docker/runtime_payload.sh) carries the rest,
+the from-source and prebuilt stages differ only in where the payload comes from, the base
+images are build ARGs, the flags and ports the chart passes are accepted/exposed, the user
+is numeric (the chart sets runAsNonRoot), the worker's entry point is the script the
+operator's pods run, and the LibTorch venv is copied from where tools/setup.sh puts it.
+tests/e2e/docker/images_test.py builds the Debian images with buildah and runs them.
 """
 
 import os
@@ -77,6 +79,45 @@ def copies(dockerfile):
     return out
 
 
+def stages(dockerfile):
+    """[(image or parent stage, name or None)] per FROM, in order."""
+    out = []
+    for _, kw, arg in instructions(dockerfile):
+        if kw == "FROM":
+            words = [w for w in arg.split() if not w.startswith("--")]
+            out.append((words[0], words[2] if len(words) == 3 and words[1].upper() == "AS" else None))
+    return out
+
+
+def stage_index(dockerfile, name):
+    return next(i for i, (_, n) in enumerate(stages(dockerfile)) if n == name)
+
+
+def chain(dockerfile, name):
+    """Stage indices from the first stage of this file an image derives from up to `name`:
+    the instructions that make the image `--target name` builds."""
+    all_stages = stages(dockerfile)
+    out, i = [], stage_index(dockerfile, name)
+    while True:
+        out.insert(0, i)
+        parent = all_stages[i][0]
+        names = [n for _, n in all_stages[:i]]
+        if parent not in names:
+            return out
+        i = names.index(parent)
+
+
+def effective(dockerfile, name, keyword):
+    """The arguments of `keyword` along the chain of `name`, in order."""
+    idx = set(chain(dockerfile, name))
+    return [arg for s, kw, arg in instructions(dockerfile) if s in idx and kw == keyword]
+
+
+def this_codename():
+    with open("/etc/os-release") as f:
+        return re.search(r"VERSION_CODENAME=(\w+)", f.read()).group(1)
+
+
 def apt_installs(dockerfile, stage):
     pkgs = []
     for s, kw, arg in instructions(dockerfile):
@@ -112,14 +153,128 @@ def package_stem(name):
     return re.sub(r"[0-9.]+(t64)?$", "", name)
 
 
-class OperatorImageTest(unittest.TestCase):
-    DOCKERFILE = "docker/operator.Dockerfile"
+class DebianPayloadImage:
+    """What docker/operator.Dockerfile and docker/worker-cpu.Dockerfile share: Debian bases
+    named by build ARGs, a `build` stage that makes /payload with docker/runtime_payload.sh,
+    a `runtime-base` stage with the apt packages, and two final stages that differ only in
+    where the payload comes from: `prebuilt` (tools/build_images.sh's context) and `runtime`
+    (the default of a plain `docker build`, from source)."""
+    DOCKERFILE = None
+    BINARY = None
+    PAYLOAD_SOURCE = None  # the binary, as the build stage names it
 
     def test_copy_sources_exist(self):
+        prebuilt = stage_index(self.DOCKERFILE, "prebuilt")
         for stage, src_stage, sources, _ in copies(self.DOCKERFILE):
-            if src_stage is None:
+            if src_stage is None and stage != prebuilt:  # prebuilt reads build_images.sh's context
                 for s in sources:
                     self.assertTrue(os.path.exists(os.path.join(SOURCE_DIR, s)), f"COPY {s}")
+
+    def test_bases_are_build_args_naming_this_release(self):
+        values = args_of(self.DOCKERFILE)
+        codename = this_codename()
+        self.assertEqual(values["BUILD_IMAGE"], f"debian:{codename}",
+                         "runtime package names are checked against this machine's release")
+        self.assertEqual(values["BASE_IMAGE"], f"debian:{codename}-slim")
+        all_stages = stages(self.DOCKERFILE)
+        self.assertEqual(all_stages[stage_index(self.DOCKERFILE, "build")][0], "${BUILD_IMAGE}")
+        self.assertEqual(all_stages[stage_index(self.DOCKERFILE, "runtime-base")][0], "${BASE_IMAGE}")
+        build_images = read("tools/build_images.sh")
+        self.assertIn("--build-arg BASE_IMAGE=", build_images)
+        self.assertIn(f"SUITE={codename}", build_images)
+
+    def test_prebuilt_and_from_source_differ_only_in_the_payload(self):
+        all_stages = stages(self.DOCKERFILE)
+        self.assertEqual(all_stages[-1], ("runtime-base", "runtime"),
+                         "a plain `docker build` (the last stage) builds from source")
+        self.assertEqual(all_stages[stage_index(self.DOCKERFILE, "prebuilt")][0], "runtime-base")
+        body = {name: [(kw, arg) for s, kw, arg in instructions(self.DOCKERFILE)
+                       if s == stage_index(self.DOCKERFILE, name) and kw != "FROM"]
+                for name in ("prebuilt", "runtime")}
+        self.assertEqual(body["prebuilt"], [("COPY", "payload/ /")])
+        self.assertEqual(body["runtime"], [("COPY", "--from=build /payload/ /")])
+        self.assertIn("--target prebuilt", read("tools/build_images.sh"))
+        self.assertIn(self.DOCKERFILE, read("tools/build_images.sh"))
+
+    def test_build_stage_makes_the_payload(self):
+        runs = [arg for s, kw, arg in instructions(self.DOCKERFILE)
+                if s == stage_index(self.DOCKERFILE, "build") and kw == "RUN"]
+        self.assertRegex(runs[-1], rf"&& bash docker/runtime_payload.sh {re.escape(self.PAYLOAD_SOURCE)} /payload$")
+
+    def test_runtime_installs_the_binarys_libraries(self):
+        self.check_runtime_packages()
+
+    def check_runtime_packages(self):
+        """Exact package names: this machine is the release the bases name."""
+        runtime = apt_installs(self.DOCKERFILE, stage_index(self.DOCKERFILE, "runtime-base"))
+        for lib, pkg in library_packages(self.BINARY).items():
+            if pkg is None:
+                continue  # not Debian's: the payload carries it (test_payload_resolves_...)
+            self.assertTrue(pkg in runtime or pkg in BASE_IMAGE_PACKAGES,
+                            f"{lib} ({pkg}) is not installed in the runtime stage: {sorted(runtime)}")
+        return runtime
+
+    def test_payload_resolves_every_library_apt_does_not_install(self):
+        self.check_payload()
+
+    def check_payload(self):
+        """runtime_payload.sh on the real binary: the image's LD_LIBRARY_PATH and the payload
+        give the binary every library no Debian package provides, the binary is where the
+        ENTRYPOINT or DDP3D_BIN expects it, and it still runs."""
+        with tempfile.TemporaryDirectory() as tmp:
+            res = subprocess.run(["bash", os.path.join(SOURCE_DIR, "docker", "runtime_payload.sh"),
+                                  self.BINARY, tmp, "--link"], capture_output=True, text=True)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            name = os.path.basename(self.BINARY)
+            binary = os.path.join(tmp, "usr", "local", "bin", name)
+            self.assertTrue(os.access(binary, os.X_OK))
+            self.assertLess(os.path.getsize(binary), os.path.getsize(self.BINARY) + 1)
+            env = [arg for arg in effective(self.DOCKERFILE, "prebuilt", "ENV")]
+            lib_path = next((v for e in env for k, v in (t.split("=", 1) for t in shlex.split(e) if "=" in t)
+                             if k == "LD_LIBRARY_PATH"), None)
+            libdir = os.path.join(tmp, "opt", "ddp3d", "lib")
+            carried = set(os.listdir(libdir))
+            foreign = {lib for lib, pkg in library_packages(self.BINARY).items() if pkg is None}
+            self.assertTrue(foreign <= carried, f"not in the payload: {sorted(foreign - carried)}")
+            if carried:
+                self.assertEqual(lib_path, "/opt/ddp3d/lib", "the image must name the payload's libraries")
+            # With the payload's folder first (as LD_LIBRARY_PATH is in the image), every
+            # library that is not Debian's resolves inside the payload.
+            ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True,
+                                 env={**os.environ, "LD_LIBRARY_PATH": libdir}).stdout
+            for line in ldd.splitlines():
+                m = re.match(r"\s*(\S+) => (/\S+)", line)
+                if m and m.group(1) in carried:
+                    self.assertTrue(m.group(2).startswith(libdir), line)
+            res = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60,
+                                 env={**os.environ, "LD_LIBRARY_PATH": libdir})
+            self.assertEqual(res.returncode, 0, res.stderr[-2000:])
+            return carried
+
+
+class PayloadScriptTest(unittest.TestCase):
+    def test_a_library_ldd_cannot_find_is_an_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "f.c"), "w") as f:
+                f.write("int ddp3d_f(void) { return 1; }\n")
+            with open(os.path.join(tmp, "m.c"), "w") as f:
+                f.write("int ddp3d_f(void);\nint main(void) { return ddp3d_f() - 1; }\n")
+            subprocess.run(["cc", "-shared", "-fPIC", "-o", os.path.join(tmp, "libddp3dgone.so"),
+                            os.path.join(tmp, "f.c")], check=True)
+            subprocess.run(["cc", "-o", os.path.join(tmp, "m"), os.path.join(tmp, "m.c"),
+                            "-L" + tmp, "-lddp3dgone"], check=True)
+            os.remove(os.path.join(tmp, "libddp3dgone.so"))
+            res = subprocess.run(["bash", os.path.join(SOURCE_DIR, "docker", "runtime_payload.sh"),
+                                  os.path.join(tmp, "m"), os.path.join(tmp, "out")],
+                                 capture_output=True, text=True)
+            self.assertNotEqual(res.returncode, 0)
+            self.assertIn("libddp3dgone.so", res.stderr)
+
+
+class OperatorImageTest(DebianPayloadImage, unittest.TestCase):
+    DOCKERFILE = "docker/operator.Dockerfile"
+    BINARY = OPERATOR_BIN
+    PAYLOAD_SOURCE = "build/operator/ddp3d-operator"
 
     def test_build_stage_sources_alone_configure_the_operator(self):
         """The stage copies only some folders: they must be enough for its cmake line."""
@@ -139,6 +294,7 @@ class OperatorImageTest(unittest.TestCase):
                     else:
                         os.makedirs(os.path.dirname(target), exist_ok=True)
                         shutil.copy(src, target)
+            self.assertTrue(os.path.isfile(os.path.join(tmp, "docker", "runtime_payload.sh")))
             res = subprocess.run(["cmake", "-S", tmp, "-B", os.path.join(tmp, "build"), "-G", "Ninja",
                                   *cmake_args], capture_output=True, text=True)
             self.assertEqual(res.returncode, 0, res.stdout[-2000:] + res.stderr[-3000:])
@@ -148,19 +304,15 @@ class OperatorImageTest(unittest.TestCase):
             self.assertNotIn("ddp3d_torch", targets, "the operator image must not need LibTorch")
 
     def test_runtime_installs_the_binarys_libraries(self):
-        values = args_of(self.DOCKERFILE)
-        with open("/etc/os-release") as f:
-            codename = re.search(r"VERSION_CODENAME=(\w+)", f.read()).group(1)
-        self.assertEqual(values["DEBIAN_RELEASE"], codename,
-                         "runtime package names are checked against this machine's release")
-        runtime = apt_installs(self.DOCKERFILE, 1)
-        needed = library_packages(OPERATOR_BIN)
-        for lib, pkg in needed.items():
-            self.assertIsNotNone(pkg, f"{lib} comes from no Debian package")
-            self.assertTrue(pkg in runtime or pkg in BASE_IMAGE_PACKAGES,
-                            f"{lib} ({pkg}) is not installed in the runtime stage: {sorted(runtime)}")
+        runtime = self.check_runtime_packages()
         self.assertIn("libcpprest2.10", runtime)
         self.assertIn("libyaml-cpp0.7", runtime)
+        for lib, pkg in library_packages(self.BINARY).items():
+            self.assertIsNotNone(pkg, f"{lib} comes from no Debian package")
+
+    def test_payload_resolves_every_library_apt_does_not_install(self):
+        carried = self.check_payload()
+        self.assertEqual(carried, set(), "every library of the operator is Debian's")
 
     def test_chart_flags_are_accepted_by_the_binary(self):
         template = read("charts/ddp3d/templates/deployment.yaml")
@@ -179,11 +331,13 @@ class OperatorImageTest(unittest.TestCase):
 
     def test_entrypoint_user_and_ports_match_the_chart(self):
         ins = instructions(self.DOCKERFILE)
-        entry = next(arg for _, kw, arg in ins if kw == "ENTRYPOINT")
-        binary_dest = next(dest for _, src_stage, sources, dest in copies(self.DOCKERFILE)
-                           if src_stage == "build" and sources[0].endswith("/ddp3d-operator"))
-        self.assertEqual(entry, f'["{binary_dest}"]')
-        user = next(arg for _, kw, arg in ins if kw == "USER")
+        for target in ("prebuilt", "runtime"):
+            # runtime_payload.sh puts the binary in /usr/local/bin.
+            self.assertEqual(effective(self.DOCKERFILE, target, "ENTRYPOINT"),
+                             ['["/usr/local/bin/ddp3d-operator"]'])
+            self.assertEqual(effective(self.DOCKERFILE, target, "USER"),
+                             effective(self.DOCKERFILE, "runtime-base", "USER"))
+        user = effective(self.DOCKERFILE, "runtime", "USER")[-1]
         uid = user.split(":")[0]
         self.assertTrue(uid.isdigit() and int(uid) != 0,
                         "the chart sets runAsNonRoot, which needs a numeric non-root USER")
@@ -254,6 +408,53 @@ class WorkerImageTest(unittest.TestCase):
             if pkg is None or pkg in BASE_IMAGE_PACKAGES:
                 continue  # LibTorch's own libraries travel in the venv
             self.assertIn(package_stem(pkg), runtime, f"{lib} ({pkg}) is not installed in the runtime stage")
+
+
+class WorkerCpuImageTest(DebianPayloadImage, unittest.TestCase):
+    DOCKERFILE = "docker/worker-cpu.Dockerfile"
+    BINARY = WORKER_BIN
+    PAYLOAD_SOURCE = "/src/build/worker/ddp3d"
+    TARGETS = ("prebuilt", "runtime")
+
+    def test_built_by_setup_sh_without_cuda(self):
+        values = args_of(self.DOCKERFILE)
+        runs = [arg for s, kw, arg in instructions(self.DOCKERFILE)
+                if s == stage_index(self.DOCKERFILE, "build") and kw == "RUN"]
+        self.assertRegex(runs[-1], r"^bash tools/setup.sh\s+&&")
+        setup = read("tools/setup.sh")
+        default_torch = re.search(r'TORCH_VERSION="\$\{DDP3D_TORCH_VERSION:-([^}]+)\}"', setup).group(1)
+        self.assertEqual(values["DDP3D_TORCH_VERSION"], default_torch)
+        self.assertEqual(f"{values['DDP3D_BUILD_DIR']}/worker/ddp3d", self.PAYLOAD_SOURCE)
+        top = read("CMakeLists.txt")
+        for opt in re.findall(r"-D(\w+)=", values["DDP3D_CMAKE_ARGS"]):
+            self.assertRegex(top, rf"option\({opt}\b", f"{opt} is a CMake option")
+        self.assertNotIn("CUDA", values["DDP3D_CMAKE_ARGS"] + runs[-1])
+
+    def test_entrypoint_is_the_script_the_operator_runs(self):
+        base = stage_index(self.DOCKERFILE, "runtime-base")
+        dests = {dest.rstrip("/") for s, src, _, dest in copies(self.DOCKERFILE) if s == base and src is None}
+        self.assertTrue({"tools", "configs"} <= dests)
+        for target in self.TARGETS:
+            self.assertEqual(effective(self.DOCKERFILE, target, "ENTRYPOINT"), ['["bash", "tools/dist_train.sh"]'])
+            self.assertEqual(effective(self.DOCKERFILE, target, "WORKDIR")[-1], "/workspace/ddp3d")
+            env = dict(t.split("=", 1) for e in effective(self.DOCKERFILE, target, "ENV")
+                       for t in shlex.split(e) if "=" in t)
+            # runtime_payload.sh puts the binary there; dist_train.sh finds it through DDP3D_BIN.
+            self.assertEqual(env["DDP3D_BIN"], "/usr/local/bin/ddp3d")
+        self.assertIn('value::string("tools/dist_train.sh")', read("operator/controller/desired_objects.cpp"))
+
+    def test_runs_as_a_numeric_non_root_user(self):
+        for target in self.TARGETS:
+            user = effective(self.DOCKERFILE, target, "USER")[-1]
+            uid, _, gid = user.partition(":")
+            self.assertTrue(uid.isdigit() and int(uid) != 0 and gid.isdigit(), f"{target}: USER {user}")
+            useradd = next(arg for arg in effective(self.DOCKERFILE, target, "RUN") if "useradd" in arg)
+            self.assertIn(f"--uid {uid} ", useradd)
+
+    def test_payload_resolves_every_library_apt_does_not_install(self):
+        carried = self.check_payload()
+        self.assertTrue({"libtorch_cpu.so", "libc10.so"} <= carried, carried)
+        self.assertNotIn("libtorch_cuda.so", carried, "the CPU image carries only what ldd needs")
 
 
 if __name__ == "__main__":

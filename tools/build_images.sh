@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# Builds the dev images from the binaries tools/setup.sh already built (nothing is compiled
+# again), with buildah: no daemon, no registry. Writes OCI archives and their stamps:
+#   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/images/worker-dev.tar    docker.io/ddp3d/worker:dev
+#       docker/worker-cpu.Dockerfile --target prebuilt (CPU LibTorch)
+#   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/images/operator-dev.tar  docker.io/ddp3d/operator:dev
+#       docker/operator.Dockerfile --target prebuilt
+# (docker.io/ddp3d/...: what Kubernetes normalises the pods' `ddp3d/worker:dev` to.)
+#
+#   tools/build_images.sh [--only worker|operator] [--load CONTAINERD_SOCK] [--print]
+#     --only   build one image
+#     --load   import the archives into the containerd at CONTAINERD_SOCK (namespace
+#              k8s.io) with $CTR (default: the test cluster's ctr, else ctr on PATH);
+#              skipped when that containerd already has the same manifest
+#     --print  print the archives' paths on stdout, one a line (after building)
+#
+# The base image is Debian bookworm made here by mmdebstrap (minbase, merged /usr, dpkg
+# excludes like debian:bookworm-slim), from deb.debian.org (DDP3D_DEBIAN_MIRROR). Every
+# artefact is keyed by a stamp of its inputs (Dockerfile, binary, tools/ and configs/, base,
+# these scripts, buildah's version): a second run with unchanged inputs only hashes them.
+# Delete images/base/ to refresh the base's packages. Concurrent callers queue on a flock.
+# Steps and their timings go to stderr. Needs root (buildah --isolation chroot, mmdebstrap).
+# Env: DDP3D_BUILD_DIR (default build/), DDP3D_STORAGE_DRIVER (overlay or vfs; default
+# overlay when this filesystem can mount it).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${DDP3D_CACHE:-$HOME/.cache/ddp3d}"
+IMAGES="$CACHE/images"
+BUILD_DIR="${DDP3D_BUILD_DIR:-$ROOT/build}"
+SUITE=bookworm
+MIRROR="${DDP3D_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+SECURITY_MIRROR="${DDP3D_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
+
+log() { echo "build-images: $*" >&2; }
+die() { echo "build-images: $*" >&2; exit 1; }
+usage() { sed -n '/^#   tools/,/^#     --print/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+only="" sock="" print=0
+while (($#)); do
+  case "$1" in
+  --only) [[ "${2:-}" == worker || "${2:-}" == operator ]] || die "--only takes worker or operator"
+    only="$2"; shift 2 ;;
+  --load) [[ -n "${2:-}" ]] || die "--load takes the containerd socket's path"; sock="$2"; shift 2 ;;
+  --print) print=1; shift ;;
+  -h|--help) usage ;;
+  *) echo "build-images: unknown argument $1" >&2; usage ;;
+  esac
+done
+names=(worker operator)
+[[ -n "$only" ]] && names=("$only")
+
+# What is missing, all at once, before any work.
+missing=()
+[[ $(id -u) -eq 0 ]] || die "must run as root (buildah --isolation chroot, mmdebstrap's root mode)"
+for t in buildah mmdebstrap; do
+  command -v "$t" >/dev/null || missing+=("$t not installed: apt-get install $t")
+done
+declare -A BIN=([worker]="$BUILD_DIR/worker/ddp3d" [operator]="$BUILD_DIR/operator/ddp3d-operator")
+declare -A DOCKERFILE=([worker]=docker/worker-cpu.Dockerfile [operator]=docker/operator.Dockerfile)
+for n in "${names[@]}"; do
+  [[ -x "${BIN[$n]}" ]] || missing+=("${BIN[$n]} not built: run tools/setup.sh (or set DDP3D_BUILD_DIR)")
+done
+if [[ -n "$sock" ]]; then
+  if [[ -z "${CTR:-}" ]]; then
+    k8s_version="$(source "$ROOT/tests/cluster/versions.sh" && echo "$K8S_VERSION")"
+    CTR="$CACHE/cluster/$k8s_version/bin/ctr"
+    [[ -x "$CTR" ]] || CTR="$(command -v ctr || true)"
+  fi
+  [[ -n "$CTR" && -x "$CTR" ]] || missing+=("no ctr for --load: set CTR, or build the test cluster's (tests/cluster/build.sh runtime)")
+  [[ -S "$sock" ]] || missing+=("--load $sock: not a socket (is containerd running?)")
+fi
+if ((${#missing[@]})); then
+  printf 'build-images: %s\n' "${missing[@]}" >&2
+  exit 1
+fi
+
+mkdir -p "$IMAGES"
+exec 9>"$IMAGES/.lock"
+if ! flock -n 9; then
+  log "waiting for another build_images.sh ($IMAGES/.lock)"
+  flock 9
+fi
+
+now_us() { echo "${EPOCHREALTIME/./}"; }
+timed() { # what command...: runs it, logs how long it took
+  local what="$1" t0; shift
+  t0="$(now_us)"
+  "$@"
+  local ms=$((($(now_us) - t0) / 1000))
+  log "$what: $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s"
+}
+# A stamp ties a cached artefact to the exact inputs it was built from (as in
+# tests/cluster/build.sh): files by content, other arguments as strings.
+stamp_of() {
+  local a
+  for a in "$@"; do if [[ -f "$a" ]]; then cat "$a"; else echo "$a"; fi; done | sha256sum | cut -d' ' -f1
+}
+fresh() { [[ -e "$1" && "$(cat "$1.stamp" 2>/dev/null)" == "$2" ]]; }
+tree_hash() { # dirs under ROOT, as the image's COPY sees them (no __pycache__)
+  (cd "$ROOT" && find "$@" -type f ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) |
+    sha256sum | cut -d' ' -f1
+}
+
+# Storage of its own under the cache; overlay where the kernel and this filesystem mount it
+# (the driver is fixed once the store exists), else vfs (copies every layer, but works anywhere).
+STORAGE="$IMAGES/storage"
+if [[ -f "$STORAGE/.ddp3d-driver" ]]; then
+  driver="$(cat "$STORAGE/.ddp3d-driver")"
+  [[ -z "${DDP3D_STORAGE_DRIVER:-}" || "$DDP3D_STORAGE_DRIVER" == "$driver" ]] ||
+    die "$STORAGE uses $driver, not DDP3D_STORAGE_DRIVER=$DDP3D_STORAGE_DRIVER: remove it to switch"
+else
+  driver="${DDP3D_STORAGE_DRIVER:-}"
+  if [[ -z "$driver" ]]; then
+    probe="$(mktemp -d "$IMAGES/.overlay-probe.XXXXXX")"
+    mkdir "$probe"/{l,u,w,m}
+    driver=vfs
+    if mount -t overlay overlay -o "lowerdir=$probe/l,upperdir=$probe/u,workdir=$probe/w" "$probe/m" 2>/dev/null; then
+      umount "$probe/m"
+      driver=overlay
+    fi
+    rm -rf "$probe"
+  fi
+  mkdir -p "$STORAGE"
+  echo "$driver" >"$STORAGE/.ddp3d-driver"
+  log "buildah storage: $STORAGE ($driver)"
+fi
+# Run state (locks, mount counts) on /run: it must not outlive a reboot.
+RUNROOT="/run/ddp3d-buildah/$(echo -n "$STORAGE" | sha256sum | cut -c1-12)"
+bh() { buildah --root "$STORAGE" --runroot "$RUNROOT" --storage-driver "$driver" "$@"; }
+
+# 1. The Debian base: a rootfs tarball from mmdebstrap, imported as a one-layer image.
+base_tar="$IMAGES/base/$SUITE-minbase.tar"
+mmdebstrap_args=(--variant=minbase --format=tar --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+  # debian:*-slim's excludes; kept in /etc/dpkg/dpkg.cfg.d, so they apply to RUN apt-get too.
+  --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*'
+  --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/doc/*'
+  --dpkgopt='path-include=/usr/share/doc/*/copyright'
+  # and their apt hook that deletes downloaded .debs: `RUN apt-get install` layers stay small.
+  --customize-hook='cat >"$1/etc/apt/apt.conf.d/docker-clean" <<EOF
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF'
+  # (with those two set, mmdebstrap's `apt-get clean` no longer removes the caches made so far)
+  --customize-hook='rm -f "$1"/var/cache/apt/*.bin'
+  "$SUITE" "$base_tar.tmp"
+  "deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" "deb $SECURITY_MIRROR $SUITE-security main")
+base_stamp="$(stamp_of "$(mmdebstrap --version)" "${mmdebstrap_args[@]}")"
+if ! fresh "$base_tar" "$base_stamp"; then
+  mkdir -p "$IMAGES/base"
+  rm -f "$base_tar.tmp"
+  timed "base: mmdebstrap $SUITE (minbase) from $MIRROR" \
+    nice -n 10 mmdebstrap "${mmdebstrap_args[@]}" >"$IMAGES/base/mmdebstrap.log" 2>&1 || {
+    tail -n 20 "$IMAGES/base/mmdebstrap.log" >&2
+    die "mmdebstrap failed, log in $IMAGES/base/mmdebstrap.log (is $MIRROR reachable? DDP3D_DEBIAN_MIRROR names another)"
+  }
+  mv -f "$base_tar.tmp" "$base_tar"
+  echo "$base_stamp" >"$base_tar.stamp"
+fi
+base_ref="localhost/ddp3d/base:$SUITE-${base_stamp:0:12}"
+import_base() {
+  local c
+  c="$(bh from --quiet scratch)"
+  bh add --quiet "$c" "$base_tar" / >/dev/null
+  bh config --os linux --arch amd64 --cmd /bin/bash \
+    --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
+  bh commit --quiet --rm "$c" "$base_ref" >/dev/null
+}
+if ! bh inspect --type image "$base_ref" >/dev/null 2>&1; then
+  timed "base: import $(basename "$base_tar") as $base_ref" import_base
+fi
+
+# 2. The images.
+export_archive() { # local-image ref out: an OCI archive containerd imports under ref
+  local image="$1" ref="$2" out="$3" dir="$3.layout"
+  rm -rf "$dir"
+  bh push --quiet "$image" "oci:$dir:$ref" >&2
+  # buildah names the manifest by org.opencontainers.image.ref.name only; `ctr images
+  # import` names images by io.containerd.image.name (tests/cluster/oci_archive.py sets it).
+  python3 - "$dir/index.json" "$ref" <<'EOF'
+import json, sys
+path, ref = sys.argv[1:]
+with open(path) as f:
+    index = json.load(f)
+for m in index["manifests"]:
+    m.setdefault("annotations", {}).update(
+        {"io.containerd.image.name": ref, "org.opencontainers.image.ref.name": ref})
+    m.setdefault("platform", {"architecture": "amd64", "os": "linux"})
+with open(path, "w") as f:
+    json.dump(index, f)
+EOF
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$dir" \
+    -cf "$out.tmp" oci-layout index.json blobs
+  rm -rf "$dir"
+  mv -f "$out.tmp" "$out"
+}
+
+build_image() { # name
+  local n="$1" bin="${BIN[$1]}" dockerfile="$ROOT/${DOCKERFILE[$1]}"
+  local out="$IMAGES/$n-dev.tar" ref="docker.io/ddp3d/$n:dev" local_ref="localhost/ddp3d/$n:dev"
+  local ctx_dirs=() tree="" stamp
+  if [[ "$n" == worker ]]; then
+    ctx_dirs=(tools configs)
+    tree="$(tree_hash "${ctx_dirs[@]}")"
+  fi
+  stamp="$(stamp_of "$ref" "$dockerfile" "$bin" "$base_stamp" "${BASH_SOURCE[0]}" \
+    "$ROOT/docker/runtime_payload.sh" "$(buildah --version)" "$tree")"
+  if fresh "$out" "$stamp" && bh inspect --type image "$local_ref" >/dev/null 2>&1; then
+    log "$n: up to date ($out)"
+    return
+  fi
+  # The context --target prebuilt reads: payload/ and what the runtime stage COPYs.
+  local ctx="$IMAGES/context-$n"
+  rm -rf "$ctx"
+  mkdir -p "$ctx"
+  timed "$n: payload (binary + ldd's non-Debian libraries)" \
+    bash "$ROOT/docker/runtime_payload.sh" "$bin" "$ctx/payload" --link
+  if ((${#ctx_dirs[@]})); then
+    (cd "$ROOT" && tar --exclude=__pycache__ -cf - "${ctx_dirs[@]}") | tar -xf - -C "$ctx"
+  fi
+  # --network host: the runtime stage's apt-get; chroot: no runc or namespaces needed.
+  timed "$n: buildah build (${DOCKERFILE[$n]} --target prebuilt)" \
+    nice -n 10 buildah --root "$STORAGE" --runroot "$RUNROOT" --storage-driver "$driver" \
+    build --quiet --isolation chroot --network host --pull=never --target prebuilt \
+    --build-arg BASE_IMAGE="$base_ref" -f "$dockerfile" -t "$local_ref" "$ctx" >&2
+  rm -rf "$ctx"
+  timed "$n: OCI archive $out ($ref)" export_archive "$local_ref" "$ref" "$out"
+  echo "$stamp" >"$out.stamp"
+  # Superseded dev images and intermediate stages would pile up in the store.
+  bh rmi --prune >/dev/null 2>&1 || true
+  log "$n: $(bh images --format '{{.Size}}' "$local_ref" | head -1) in the store, $(du -h "$out" | cut -f1) archive"
+}
+
+manifest_digest() { # archive
+  tar -xOf "$1" index.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["manifests"][0]["digest"])'
+}
+
+load_image() { # name
+  local n="$1" out="$IMAGES/$1-dev.tar" ref="docker.io/ddp3d/$1:dev" digest
+  digest="$(manifest_digest "$out")"
+  if "$CTR" --address "$sock" -n k8s.io images ls "name==$ref" 2>/dev/null | grep -q "$digest"; then
+    log "$n: $ref already in $sock"
+    return
+  fi
+  timed "$n: import into $sock" "$CTR" --address "$sock" -n k8s.io images import --local "$out" >&2
+}
+
+for n in "${names[@]}"; do
+  build_image "$n"
+done
+# Bases of earlier stamps (an image still built on one keeps it).
+for old in $(bh images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/ddp3d/base:' | grep -vxF "$base_ref" || true); do
+  bh rmi "$old" >/dev/null 2>&1 || true
+done
+if [[ -n "$sock" ]]; then
+  for n in "${names[@]}"; do
+    load_image "$n"
+  done
+fi
+if ((print)); then
+  for n in "${names[@]}"; do
+    echo "$IMAGES/$n-dev.tar"
+  done
+fi
