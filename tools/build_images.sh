@@ -130,6 +130,7 @@ RUNROOT="/run/ddp3d-buildah/$(echo -n "$STORAGE" | sha256sum | cut -c1-12)"
 bh() { buildah --root "$STORAGE" --runroot "$RUNROOT" --storage-driver "$driver" "$@"; }
 
 # 1. The Debian base: a rootfs tarball from mmdebstrap, imported as a one-layer image.
+# (From a hash of mmdebstrap's arguments: a new day's packages alone do not rebuild it.)
 base_tar="$IMAGES/base/$SUITE-minbase.tar"
 mmdebstrap_args=(--variant=minbase --format=tar --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
   # debian:*-slim's excludes; kept in /etc/dpkg/dpkg.cfg.d, so they apply to RUN apt-get too.
@@ -156,10 +157,14 @@ if ! fresh "$base_tar" "$base_stamp"; then
     tail -n 20 "$IMAGES/base/mmdebstrap.log" >&2
     die "mmdebstrap failed, log in $IMAGES/base/mmdebstrap.log (is $MIRROR reachable? DDP3D_DEBIAN_MIRROR names another)"
   }
+  sha256sum "$base_tar.tmp" | cut -d' ' -f1 >"$base_tar.sha256"
   mv -f "$base_tar.tmp" "$base_tar"
   echo "$base_stamp" >"$base_tar.stamp"
 fi
-base_ref="localhost/ddp3d/base:$SUITE-${base_stamp:0:12}"
+# The images are keyed by the base's content (a refreshed base has newer packages).
+[[ -s "$base_tar.sha256" ]] || sha256sum "$base_tar" | cut -d' ' -f1 >"$base_tar.sha256"
+base_sha="$(cat "$base_tar.sha256")"
+base_ref="localhost/ddp3d/base:$SUITE-${base_sha:0:12}"
 import_base() {
   local c
   c="$(bh from --quiet scratch)"
@@ -168,9 +173,11 @@ import_base() {
     --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
   bh commit --quiet --rm "$c" "$base_ref" >/dev/null
 }
-if ! bh inspect --type image "$base_ref" >/dev/null 2>&1; then
-  timed "base: import $(basename "$base_tar") as $base_ref" import_base
-fi
+ensure_base() { # into the store, once an image is built on it
+  if ! bh inspect --type image "$base_ref" >/dev/null 2>&1; then
+    timed "base: import $(basename "$base_tar") as $base_ref" import_base
+  fi
+}
 
 # 2. The images.
 export_archive() { # local-image ref out: an OCI archive containerd imports under ref
@@ -205,12 +212,13 @@ build_image() { # name
     ctx_dirs=(tools configs)
     tree="$(tree_hash "${ctx_dirs[@]}")"
   fi
-  stamp="$(stamp_of "$ref" "$dockerfile" "$bin" "$base_stamp" "${BASH_SOURCE[0]}" \
+  stamp="$(stamp_of "$ref" "$dockerfile" "$bin" "$base_sha" "${BASH_SOURCE[0]}" \
     "$ROOT/docker/runtime_payload.sh" "$(buildah --version)" "$tree")"
-  if fresh "$out" "$stamp" && bh inspect --type image "$local_ref" >/dev/null 2>&1; then
+  if fresh "$out" "$stamp"; then
     log "$n: up to date ($out)"
     return
   fi
+  ensure_base
   # The context --target prebuilt reads: payload/ and what the runtime stage COPYs.
   local ctx="$IMAGES/context-$n"
   rm -rf "$ctx"
