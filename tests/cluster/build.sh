@@ -2,7 +2,7 @@
 # Builds what the one-machine test cluster runs, besides testbin's kube-apiserver and
 # etcd, into a per-version cache outside the source tree and prints its directory:
 #   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/cluster/<K8S_VERSION>/
-#     bin/   kubelet kube-controller-manager kube-scheduler containerd
+#     bin/   kubelet kube-controller-manager kube-scheduler kube-proxy containerd
 #            containerd-shim-runc-v2 coredns
 #     cni/   bridge host-local loopback
 #     images/pause.tar busybox.tar   (OCI archives for `ctr images import`)
@@ -62,7 +62,7 @@ build_kube() {
   minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
   local v="-X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=$major -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
   local c
-  for c in kube-scheduler kube-controller-manager kubelet; do
+  for c in kube-scheduler kube-controller-manager kubelet kube-proxy; do
     build_go "$cache/bin/$c" kube "k8s.io/kubernetes/cmd/$c" "$v"
   done
 }

@@ -1,6 +1,8 @@
 """tests/cluster: up.sh brings up a real one-node cluster whose node turns Ready, whose
 pods get one address each on the CNI bridge and find each other by the CoreDNS name of
-a headless Service; down.sh leaves no process, mount, netns or interface behind."""
+a headless Service, and which reach kube-apiserver through the `kubernetes` Service's
+ClusterIP (kube-proxy); down.sh leaves no process, mount, netns, interface or KUBE-*
+iptables rule behind."""
 
 import ipaddress
 import json
@@ -147,6 +149,20 @@ class ClusterTest(unittest.TestCase):
         self.assertIn(f"nameserver {env['CLUSTER_DNS']}", resolv)
         self.assertIn(f"search {NS}.svc.cluster.local svc.cluster.local cluster.local", resolv)
 
+        # kube-proxy: the `kubernetes` Service's ClusterIP leads to kube-apiserver, as an
+        # in-cluster client such as the operator dials it. busybox has no TLS client that
+        # talks ECDSA, so the pod sends plain HTTP to the TLS port: Go's TLS server answers
+        # that with its own 400, which only kube-apiserver on the far end can have written.
+        cluster_ip = self.kubectl("-n", "default", "get", "service", "kubernetes",
+                                  "-o", "jsonpath={.spec.clusterIP}").stdout.strip()
+        probe = f"printf 'GET /version HTTP/1.0\\r\\n\\r\\n' | nc -w 5 {cluster_ip} 443"
+
+        def api_via_service():
+            res = self.kubectl("-n", NS, "exec", "rank-1", "--", "sh", "-c", probe, check=False)
+            return ("Client sent an HTTP request to an HTTPS server" in res.stdout,
+                    (res.returncode, res.stdout[-300:], res.stderr[-300:]))
+        self.wait(f"kube-apiserver through ClusterIP {cluster_ip}:443", 60, api_via_service)
+
         # The pods' network: a netns each (nsfs mounts under the run dir), a host veth
         # each on the bridge. Other tests may make netns and links meanwhile, so only
         # the cluster's own are checked.
@@ -165,6 +181,11 @@ class ClusterTest(unittest.TestCase):
         self.assertEqual([m for m in mounts()
                           if m.startswith(self.dir + "/") or m.startswith(env["RUN"])], [])
         self.assertEqual(cluster_processes(self.dir, env["RUN"]), [], "processes remain")
+        # kube-proxy's and the kubelet's KUBE-* chains, and the jumps to them, are gone.
+        rules = [r for save in ("iptables-save", "ip6tables-save")
+                 for r in run([save]).stdout.splitlines()
+                 if r.startswith(("-A KUBE-", ":KUBE-")) or " -j KUBE-" in r]
+        self.assertEqual(rules, [], "KUBE-* iptables rules remain")
 
 
 if __name__ == "__main__":

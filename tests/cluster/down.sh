@@ -22,6 +22,7 @@ dir="${1:-}"
 dir="$(cd "$dir" && pwd)"
 cluster_paths "$dir"
 CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
+KUBE_PROXY_PID=""
 [[ -f "$dir/cluster.env" ]] && load_cluster_env
 
 # shellcheck source=../lib/process.sh
@@ -101,6 +102,35 @@ remove_links() {
   rm -f "$MACHINE_OWNER"
 }
 
+# The KUBE-* chains of kube-proxy (Service rules) and of the kubelet (KUBE-FIREWALL,
+# KUBE-KUBELET-CANARY, ...), IPv4 and IPv6: only the cluster that holds the bridge (one per
+# machine) wrote them. Jumps to them from the built-in chains go first, then the chains.
+kube_rules() {
+  local c
+  for c in iptables ip6tables; do
+    command -v "$c-save" >/dev/null && "$c-save" 2>/dev/null
+  done | grep -c -e '^-A KUBE-' -e '^:KUBE-' -e '-j KUBE-' || true
+}
+remove_kube_rules() {
+  [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] || return 0
+  local c t rule chain
+  for c in iptables ip6tables; do
+    command -v "$c-save" >/dev/null || continue
+    for t in filter nat mangle raw; do
+      while IFS= read -r rule; do
+        # The saved rule, quotes included, as arguments: -A CHAIN ... becomes -D CHAIN ...
+        eval "$c -w -t $t -D ${rule#-A }" 2>/dev/null || log "cannot delete $c -t $t rule: $rule"
+      done < <("$c-save" -t "$t" 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' || true)
+      for chain in $("$c-save" -t "$t" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
+        "$c" -w -t "$t" -F "$chain" 2>/dev/null || true
+      done
+      for chain in $("$c-save" -t "$t" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
+        "$c" -w -t "$t" -X "$chain" 2>/dev/null || log "cannot delete $c -t $t chain $chain"
+      done
+    done
+  done
+}
+
 restore_sysctls() {
   [[ -f "$dir/sysctl.saved" ]] || return 0
   local kv
@@ -121,6 +151,10 @@ main() {
   [[ -n "$CACHE" ]] && delete_pods
   stop_pid "$KUBELET_PID" kubelet
   stop_pid "$COREDNS_PID" coredns
+  stop_pid "$KUBE_PROXY_PID" kube-proxy
+  local held=0
+  [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] && held=1
+  remove_kube_rules
   [[ -n "$CACHE" ]] && kill_tasks
   stop_pid "$CONTAINERD_PID" containerd
   # Shims outlive containerd by design; theirs name RUN on their command lines.
@@ -132,8 +166,6 @@ main() {
   restore_sysctls
   bash "$here/../testbin/control-plane.sh" stop "$dir" >/dev/null 2>&1 || true
   unmount_all
-  local held=0
-  [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] && held=1
   remove_links
   rm -rf "$RUN"
   # What the kubelet, the shims and libcni keep at fixed paths: links to container logs
@@ -157,6 +189,7 @@ main() {
     [[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ]] && left+=("processes in cgroup $p")
   done
   ((held)) && ip link show "$BRIDGE" >/dev/null 2>&1 && left+=("bridge $BRIDGE")
+  ((held)) && [[ "$(kube_rules)" != 0 ]] && left+=("$(kube_rules) iptables rules/chains named KUBE-*")
   if ((${#left[@]})); then
     printf 'cluster: left behind: %s\n' "${left[@]}" >&2
     exit 1

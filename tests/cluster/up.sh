@@ -7,7 +7,7 @@
 # If CLUSTER_OWNER_PID is set, a watchdog runs down.sh DIR when that process exits.
 #
 # Runs etcd + kube-apiserver (../testbin/control-plane.sh), kube-controller-manager,
-# kube-scheduler, containerd 2 with runc, a kubelet, CNI bridge networking (bridge
+# kube-scheduler, containerd 2 with runc, a kubelet, kube-proxy (iptables), CNI bridge networking (bridge
 # "ddp3d0", pods in 10.88.0.0/24, one IP each, host-local IPAM) and CoreDNS for
 # cluster.local on the bridge's gateway address, which is the kubelet's clusterDNS.
 # CoreDNS runs as a host process beside the kubelet (see README.md for why). Images
@@ -111,6 +111,16 @@ wait_for() { # what timeout-s pid log command... — poll COMMAND until it succe
   die "$what not reached after ${timeout}s (log: $logf)"
 }
 
+# The bridge exists before anything else starts: kube-apiserver binds to its gateway
+# address (pods reach it there, through the `kubernetes` Service), the kubelet's node IP
+# is that address (a node IP may not be loopback) and CoreDNS binds to it.
+create_bridge() {
+  ip link add "$BRIDGE" type bridge
+  echo "$dir" >"$MACHINE_OWNER"
+  ip addr add "$GATEWAY/${POD_SUBNET#*/}" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+}
+
 start_containerd() {
   mkdir -p "$dir/containerd" "$RUN" "$dir/cni/net.d" "$dir/cni/ipam"
   cat >"$dir/containerd/config.toml" <<EOF
@@ -169,12 +179,6 @@ EOF
   ]
 }
 EOF
-  # The bridge exists before the kubelet starts: the kubelet's node IP is the gateway
-  # address (a node IP may not be loopback) and CoreDNS binds to it.
-  ip link add "$BRIDGE" type bridge
-  echo "$dir" >"$MACHINE_OWNER"
-  ip addr add "$GATEWAY/${POD_SUBNET#*/}" dev "$BRIDGE"
-  ip link set "$BRIDGE" up
   # containerd-shim-runc-v2 and runc are found on PATH.
   start_bg CONTAINERD_PID containerd env PATH="$CACHE/bin:$PATH" \
     "$CACHE/bin/containerd" --config "$dir/containerd/config.toml"
@@ -266,6 +270,39 @@ EOF
     --root-dir "$dir/kubelet" --hostname-override "$NODE_NAME" --node-ip "$GATEWAY" -v 1
 }
 
+# kube-proxy in iptables mode: ClusterIP Services route (the `kubernetes` Service to
+# kube-apiserver on the gateway address, which pods in a Deployment such as the
+# operator's use). It leaves this machine's conntrack settings alone; down.sh removes
+# its rules with kube-proxy --cleanup.
+start_kube_proxy() {
+  command -v iptables-restore >/dev/null || die "iptables not found: apt-get install iptables"
+  issue_cert kube-proxy "/CN=system:kube-proxy" "$client_ext"
+  write_kubeconfig "$dir/kube-proxy.kubeconfig" kube-proxy
+  KUBE_PROXY_HEALTHZ_PORT=$(free_port) KUBE_PROXY_METRICS_PORT=$(free_port)
+  mkdir -p "$dir/kube-proxy"
+  cat >"$dir/kube-proxy/config.yaml" <<EOF
+# kube-proxy for the ddp3d test cluster (written by tests/cluster/up.sh).
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $dir/kube-proxy.kubeconfig}
+hostnameOverride: $NODE_NAME
+mode: iptables
+clusterCIDR: $POD_SUBNET
+healthzBindAddress: 127.0.0.1:$KUBE_PROXY_HEALTHZ_PORT
+metricsBindAddress: 127.0.0.1:$KUBE_PROXY_METRICS_PORT
+# 0: keep the machine's conntrack table size and timeouts.
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+# NodePorts on 127.0.0.1 would need route_localnet on every interface.
+iptables: {localhostNodePorts: false}
+EOF
+  start_bg KUBE_PROXY_PID kube-proxy "$CACHE/bin/kube-proxy" --config "$dir/kube-proxy/config.yaml" -v 1
+}
+# Ready once it has written the rules for the `kubernetes` Service.
+kube_proxy_ready() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$KUBE_PROXY_HEALTHZ_PORT/healthz" &&
+    iptables -t nat -S KUBE-SERVICES 2>/dev/null | grep -q 'default/kubernetes:https'
+}
+
 start_coredns() {
   issue_cert coredns "/CN=system:coredns" "$client_ext"
   write_kubeconfig "$dir/coredns.kubeconfig" coredns
@@ -329,11 +366,12 @@ main() {
   log "binaries ready in $((SECONDS - t0))s ($CACHE)"
   trap abort_up EXIT
   trap 'exit 130' INT TERM
-  CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID=""
+  CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" KUBE_PROXY_PID=""
   write_cluster_env
-  # etcd + kube-apiserver: testbin's, with its certificates and admin kubeconfig.
-  # It took 88 s to get ready on this machine under a load of 12, when other tests run.
-  CONTROL_PLANE_READY_TIMEOUT=300 \
+  create_bridge
+  # etcd + kube-apiserver: testbin's, with its certificates and admin kubeconfig, on the
+  # bridge's gateway address. It took 88 s to get ready here under a load of 12.
+  APISERVER_ADDRESS="$GATEWAY" CONTROL_PLANE_READY_TIMEOUT=300 \
     bash "$here/../testbin/control-plane.sh" start "$dir" >/dev/null 2>>"$dir/logs/control-plane.log" ||
     { tail -n 20 "$dir/logs/control-plane.log" >&2; die "control-plane.sh start failed"; }
   ln -sf ../etcd.log ../kube-apiserver.log "$dir/logs/"
@@ -341,9 +379,12 @@ main() {
   start_containerd
   start_controllers
   start_kubelet
+  start_kube_proxy
   start_coredns
   wait_for "node $NODE_NAME Ready" 180 "$KUBELET_PID" "$dir/logs/kubelet.log" node_ready
   wait_for "CoreDNS ready" 60 "$COREDNS_PID" "$dir/logs/coredns.log" coredns_ready
+  wait_for "kube-proxy rules for Service default/kubernetes" 120 "$KUBE_PROXY_PID" \
+    "$dir/logs/kube-proxy.log" kube_proxy_ready
   # Pods need their namespace's "default" ServiceAccount, which the controller-manager makes.
   wait_for "ServiceAccount default/default" 60 "$KCM_PID" "$dir/logs/kube-controller-manager.log" \
     kubectl_admin -n default get serviceaccount default

@@ -17,6 +17,9 @@
 # If CONTROL_PLANE_OWNER_PID is set at start, a watchdog stops the control plane
 # when that process exits, so a crashed test cannot leak servers.
 # CONTROL_PLANE_READY_TIMEOUT (seconds, default 90) bounds kube-apiserver's start-up.
+# APISERVER_ADDRESS (default 127.0.0.1) is the one address kube-apiserver binds to and
+# advertises (the `kubernetes` Service's endpoint); tests/cluster sets its pod bridge's
+# gateway so that pods reach it through that Service. Its serving certificate names it.
 # DIR/audit.log (JSON lines) records every request made by a ServiceAccount.
 #
 # Without kube-controller-manager nothing creates "default" ServiceAccounts, runs
@@ -25,6 +28,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 KUBECTL="${KUBECTL:-kubectl}"
+APISERVER_ADDRESS="${APISERVER_ADDRESS:-127.0.0.1}"
 kubectl_in() { # dir args... — admin kubectl whose discovery cache stays inside DIR
   local dir="$1"; shift
   KUBECACHEDIR="$dir/kube-cache" "$KUBECTL" --kubeconfig "$dir/kubeconfig" "$@"
@@ -71,7 +75,7 @@ gen_certs() { # pki
     issue apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+subjectAltName=IP:127.0.0.1,IP:$APISERVER_ADDRESS,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
     issue admin "/O=system:masters/CN=ddp3d-admin" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth"
@@ -93,7 +97,8 @@ write_env() { # dir (uses globals)
   cat >"$dir/env.tmp" <<EOF
 CONTROL_PLANE_DIR=$dir
 KUBECONFIG=$dir/kubeconfig
-APISERVER_URL=https://127.0.0.1:$APISERVER_PORT
+APISERVER_URL=https://$APISERVER_ADDRESS:$APISERVER_PORT
+APISERVER_ADDRESS=$APISERVER_ADDRESS
 APISERVER_PORT=$APISERVER_PORT
 APISERVER_PID=$APISERVER_PID
 ETCD_URL=http://127.0.0.1:$ETCD_PORT
@@ -172,7 +177,7 @@ launch_apiserver() { # dir
       --kubelet-preferred-address-types InternalIP)  # node names do not resolve here
   setsid "$TESTBIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+    --bind-address "$APISERVER_ADDRESS" --advertise-address "$APISERVER_ADDRESS" --secure-port "$APISERVER_PORT" \
     --cert-dir "$pki" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" \
@@ -204,13 +209,18 @@ cmd_start() {
   [[ -n "$dir" ]] || die "usage: $0 start DIR"
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
+  local address="$APISERVER_ADDRESS"
   if [[ -f "$dir/env" ]]; then
     load_env "$dir"
     owns "${APISERVER_PID:-}" "$dir" && die "a control plane is already running in $dir (stop it first)"
   fi
+  APISERVER_ADDRESS="$address"  # the caller's, not an earlier start's
   local t0=$SECONDS
   TESTBIN="$(bash "$here/build.sh")"
   [[ -f "$dir/pki/ca.crt" ]] || gen_certs "$dir/pki"
+  openssl x509 -noout -ext subjectAltName -in "$dir/pki/apiserver.crt" 2>/dev/null |
+    grep -q "IP Address:$APISERVER_ADDRESS\b" ||
+    die "$dir/pki/apiserver.crt does not name $APISERVER_ADDRESS (made for another APISERVER_ADDRESS): remove $dir/pki"
 
   # An interrupted or failed start must not leave servers behind.
   ETCD_PID="" APISERVER_PID="" START_DIR="$dir"
@@ -234,7 +244,7 @@ cmd_start() {
     fi
     launch_apiserver "$dir"
     write_env "$dir"
-    if (wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" "${CONTROL_PLANE_READY_TIMEOUT:-90}"); then
+    if (wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://$APISERVER_ADDRESS:$APISERVER_PORT/readyz" "${CONTROL_PLANE_READY_TIMEOUT:-90}"); then
       break
     fi
     stop_pid "$APISERVER_PID" "$dir" kube-apiserver
@@ -252,7 +262,7 @@ kind: Config
 clusters:
 - name: ddp3d-test
   cluster:
-    server: https://127.0.0.1:$APISERVER_PORT
+    server: https://$APISERVER_ADDRESS:$APISERVER_PORT
     certificate-authority-data: $(b64 "$dir/pki/ca.crt")
 users:
 - name: ddp3d-admin
@@ -320,7 +330,7 @@ cmd_start_apiserver() {
   local t0=$SECONDS
   launch_apiserver "$dir"
   write_env "$dir"
-  wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://127.0.0.1:$APISERVER_PORT/readyz" "${CONTROL_PLANE_READY_TIMEOUT:-90}"
+  wait_ready "$dir" "$APISERVER_PID" kube-apiserver "https://$APISERVER_ADDRESS:$APISERVER_PORT/readyz" "${CONTROL_PLANE_READY_TIMEOUT:-90}"
   log "kube-apiserver ready again in $((SECONDS - t0))s on port $APISERVER_PORT (pid $APISERVER_PID)"
 }
 
@@ -337,7 +347,7 @@ kind: Config
 clusters:
 - name: ddp3d-test
   cluster:
-    server: https://127.0.0.1:$APISERVER_PORT
+    server: https://$APISERVER_ADDRESS:$APISERVER_PORT
     certificate-authority-data: $(b64 "$dir/pki/ca.crt")
 users:
 - name: $ns-$sa
