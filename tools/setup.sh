@@ -27,7 +27,9 @@ say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config python3-venv
   libcpprest-dev libyaml-cpp-dev libgtest-dev libgmock-dev libssl-dev prometheus-cpp-dev
   prometheus iproute2 procps clang-format clang-tidy clang-14 libclang-rt-14-dev
-  runc busybox-static)  # tests/cluster: the container runtime's runc, the test pods' userland
+  runc busybox-static   # tests/cluster: the container runtime's runc, the test pods' userland
+  iptables conntrack    # tests/cluster: kube-proxy's rules
+  buildah mmdebstrap)   # tools/build_images.sh: images without a daemon, a Debian base image
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
