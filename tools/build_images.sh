@@ -152,8 +152,8 @@ base_stamp="$(stamp_of "$(mmdebstrap --version)" "${mmdebstrap_args[@]}")"
 if ! fresh "$base_tar" "$base_stamp"; then
   mkdir -p "$IMAGES/base"
   rm -f "$base_tar.tmp"
-  timed "base: mmdebstrap $SUITE (minbase) from $MIRROR" \
-    nice -n 10 mmdebstrap "${mmdebstrap_args[@]}" >"$IMAGES/base/mmdebstrap.log" 2>&1 || {
+  run_mmdebstrap() { nice -n 10 mmdebstrap "${mmdebstrap_args[@]}" >"$IMAGES/base/mmdebstrap.log" 2>&1; }
+  timed "base: mmdebstrap $SUITE (minbase) from $MIRROR" run_mmdebstrap || {
     tail -n 20 "$IMAGES/base/mmdebstrap.log" >&2
     die "mmdebstrap failed, log in $IMAGES/base/mmdebstrap.log (is $MIRROR reachable? DDP3D_DEBIAN_MIRROR names another)"
   }

@@ -195,7 +195,9 @@ class ImagesTest(unittest.TestCase):
         try:
             deadline = time.monotonic() + 30
             while not os.path.exists(sock):
-                self.assertIsNone(proc.poll(), open(f"{tmp}/containerd.log").read()[-2000:])
+                if proc.poll() is not None:
+                    with open(f"{tmp}/containerd.log") as f:
+                        self.fail(f"containerd exited: {f.read()[-2000:]}")
                 self.assertLess(time.monotonic(), deadline, "containerd did not start")
                 time.sleep(0.2)
             env = {**os.environ, "DDP3D_BUILD_DIR": BINARY_DIR, "CTR": ctr}
