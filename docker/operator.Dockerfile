@@ -4,7 +4,8 @@
 #   docker build -f docker/operator.Dockerfile -t ghcr.io/ddp3d/ddp3d-operator:0.1.0 .
 # From a binary already built by tools/setup.sh (what tools/build_images.sh does, with
 # buildah): `--target prebuilt` on a context holding payload/ (docker/runtime_payload.sh's
-# output); the build stage is then skipped.
+# output); the build stage is then skipped (by BuildKit, buildah and podman;
+# the legacy builder runs every stage before the target, and needs payload/ even without one).
 # The chart (charts/ddp3d) runs it with --leader-elect --metrics-address=:8080
 # --health-address=:8081 [--namespace=...], as a non-root user on a read-only root.
 # Bases: the Debian release the project is built and tested on (bookworm); the runtime

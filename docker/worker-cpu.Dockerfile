@@ -9,7 +9,8 @@
 #   docker build -f docker/worker-cpu.Dockerfile -t ghcr.io/ddp3d/worker:0.1.0-cpu .
 # From binaries already built by tools/setup.sh (what tools/build_images.sh does, with
 # buildah): `--target prebuilt` on a context holding payload/ (docker/runtime_payload.sh's
-# output), tools/ and configs/; the build stage is then skipped.
+# output), tools/ and configs/; the build stage is then skipped (by BuildKit, buildah and podman;
+# the legacy builder runs every stage before the target, and needs payload/ even without one).
 #
 # The pods' command is `bash tools/dist_train.sh CONFIG GPUS ARGS` from the WORKDIR (GPUS 0
 # = one CPU process):
