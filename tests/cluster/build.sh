@@ -3,7 +3,7 @@
 # etcd, into a per-version cache outside the source tree and prints its directory:
 #   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/cluster/<K8S_VERSION>/
 #     bin/   kubelet kube-controller-manager kube-scheduler kube-proxy containerd
-#            containerd-shim-runc-v2 coredns
+#            containerd-shim-runc-v2 coredns prometheus
 #     cni/   bridge host-local loopback
 #     images/pause.tar busybox.tar   (OCI archives for `ctr images import`)
 # Idempotent: a binary is rebuilt only when the inputs in its stamp changed. Safe to call
@@ -86,6 +86,15 @@ build_coredns() {
   build_go "$cache/bin/coredns" coredns . ""
 }
 
+# Upstream Prometheus with only Kubernetes service discovery (Debian's package has none):
+# the cluster scenarios' scraper, run on the node like CoreDNS.
+build_prometheus() {
+  require_pin prometheus github.com/prometheus/prometheus "$PROMETHEUS_MODULE_VERSION"
+  local v="-X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION"
+  build_go "$cache/bin/prometheus" prometheus github.com/prometheus/prometheus/cmd/prometheus \
+    "$v" "remove_all_sd enable_kubernetes_sd"
+}
+
 image() { # out image-name rootfs-builder entrypoint...
   local out="$1" name="$2" builder="$3"; shift 3
   local stamp
@@ -144,8 +153,9 @@ case "${1:-all}" in
 kube) build_kube ;;
 runtime) build_runtime ;;
 coredns) build_coredns ;;
+prometheus) build_prometheus ;;
 images) build_images ;;
-all) build_kube; build_runtime; build_coredns; build_images ;;
-*) die "usage: $0 [all|kube|runtime|coredns|images]" ;;
+all) build_kube; build_runtime; build_coredns; build_prometheus; build_images ;;
+*) die "usage: $0 [all|kube|runtime|coredns|prometheus|images]" ;;
 esac
 echo "$cache"

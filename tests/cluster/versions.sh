@@ -6,6 +6,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../testbin/versions.sh"
 CONTAINERD_VERSION=v2.2.9
 CNI_PLUGINS_VERSION=v1.10.0
 COREDNS_VERSION=v1.14.2
+# Prometheus v3.x is published as Go module versions v0.3xx.y (v3.16.0 = v0.316.0).
+PROMETHEUS_VERSION=v3.16.0
+PROMETHEUS_MODULE_VERSION=v0.316.0
 # Locally built images (build.sh packs them; up.sh imports them into containerd). The
 # registry part names no real registry: nothing is ever pulled.
 PAUSE_IMAGE=ddp3d.local/pause:1

@@ -1,0 +1,569 @@
+"""Issue 9's scenarios on the real one-machine cluster (tests/cluster/up.sh): nothing on the
+path helm -> operator pod -> worker pods -> DNS -> training is played by test code.
+
+a. `helm install ddp3d charts/ddp3d` with the locally built operator image
+   (tools/build_images.sh, imported into the cluster's containerd): the operator runs as a
+   pod under the chart's own ServiceAccount and RBAC, reaches kube-apiserver through the
+   `kubernetes` Service (kube-proxy), its readiness and liveness probes pass and it holds
+   the leader Lease.
+b. `kubectl apply -f` a CPU TrainingJob of 2 nodes (the worker image, the PointPillars demo
+   config with fewer epochs) in a namespace that enforces Pod Security "restricted": the
+   ranks rendezvous at rank 0's CoreDNS name of the headless Service, train to Succeeded,
+   and write their checkpoints to a PersistentVolume that outlives the pods; a
+   `tools/dist_test.sh` pod then reports KITTI AP from the last checkpoint.
+c. SIGKILL one worker container mid-training (through containerd): the operator restarts
+   the whole group (attempt + 1), which resumes from the newest checkpoint and succeeds.
+d. Prometheus (upstream's server from Go modules, on the node: Debian's has no Kubernetes
+   discovery) finds the worker pods and the operator through
+   Kubernetes service discovery, as a ServiceAccount with list/watch rights, keeps the
+   pods the operator annotated (`prometheus.io/scrape`) and the chart's metrics Service,
+   scrapes them over the pod network, and every query of both chart dashboards returns
+   data from the live jobs.
+e. Deleting the jobs garbage-collects their pods, Services and Secrets; `helm uninstall` leaves no operator pod, container or Lease holder behind (the
+   ReplicaSet and its pods go by the controller-manager's real garbage collection).
+
+Needs root (tests/cluster). One cluster per machine: ctest serialises the suites that start
+one (RESOURCE_LOCK ddp3d_cluster).
+"""
+
+import calendar
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.environ.get("DDP3D_SOURCE_DIR", os.path.abspath(os.path.join(HERE, "..", "..", "..")))
+CLUSTER = os.path.join(SOURCE_DIR, "tests", "cluster")
+RELEASE, OPERATOR_NS = "ddp3d", "ddp3d-system"
+OPERATOR = "ddp3d-operator"  # the chart's Deployment, ServiceAccount and the Lease's name
+OPERATOR_IMAGE = "ddp3d/operator:dev"
+WORKER_IMAGE = "ddp3d/worker:dev"
+JOBS_NS = "train"
+DEMO_CONFIG = "configs/pointpillars/pointpillars_demo_synthetic_car.yaml"
+TOY_CONFIG = "configs/toy/toy_regression_2proc.yaml"
+EXAMPLE = os.path.join(SOURCE_DIR, "examples", "cpu-demo")
+DATA = "/workspace/ddp3d/data"  # where examples/cpu-demo mounts the volume: data/ of the WORKDIR
+CLAIM = "ddp3d-demo-data"  # examples/cpu-demo/pvc.yaml
+WORKER_UID = 10001  # the worker image's user (docker/worker-cpu.Dockerfile)
+RESTRICTED = {"runAsNonRoot": True, "allowPrivilegeEscalation": False,
+              "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def read_env(path):
+    with open(path) as f:
+        return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class OperatorOnClusterTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if os.geteuid() != 0:
+            raise RuntimeError("the cluster scenarios need root (tests/cluster/up.sh)")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="ddp3d-scenarios-")
+        cls.dir = os.path.join(cls.tmp.name, "c")
+        t0 = time.monotonic()
+        up = run(["bash", os.path.join(CLUSTER, "up.sh"), cls.dir],
+                 env=dict(os.environ, CLUSTER_OWNER_PID=str(os.getpid())))
+        if up.returncode != 0:
+            cls.down()
+            raise RuntimeError(f"up.sh failed:\n{up.stderr[-4000:]}")
+        log(f"\nup.sh: {time.monotonic() - t0:.1f}s")
+        cls.kubeconfig = up.stdout.strip().splitlines()[-1]
+        cls.env = read_env(os.path.join(cls.dir, "cluster.env"))
+        cls.cp_env = read_env(os.path.join(cls.dir, "env"))
+        try:
+            cls.load_images()
+            cls.helm = run(["bash", os.path.join(SOURCE_DIR, "tests", "testbin", "helm.sh")],
+                           check=True).stdout.strip()
+        except Exception:
+            cls.down()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.down()
+        cls.tmp.cleanup()
+
+    @classmethod
+    def down(cls):
+        res = run(["bash", os.path.join(CLUSTER, "down.sh"), cls.dir])
+        if res.returncode != 0:
+            log(f"down.sh failed:\n{res.stderr[-2000:]}")
+
+    @classmethod
+    def load_images(cls):
+        t0 = time.monotonic()
+        res = run(["bash", os.path.join(SOURCE_DIR, "tools", "build_images.sh"),
+                   "--load", cls.env["CONTAINERD_SOCK"]],
+                  env=dict(os.environ, CTR=os.path.join(cls.env["CACHE"], "bin", "ctr")))
+        if res.returncode != 0:
+            raise RuntimeError(f"tools/build_images.sh --load failed:\n{res.stderr[-4000:]}")
+        log(f"images built/loaded: {time.monotonic() - t0:.1f}s")
+
+    @classmethod
+    def kubectl(cls, *args, check=True, stdin=None):
+        res = run(["kubectl", "--kubeconfig", cls.kubeconfig, *args], input=stdin,
+                  env=dict(os.environ, KUBECACHEDIR=os.path.join(cls.dir, "kube-cache")))
+        if check and res.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{res.stderr}")
+        return res
+
+    @classmethod
+    def get(cls, *args):
+        return json.loads(cls.kubectl("get", "-o", "json", *args).stdout)
+
+    def wait(self, what, seconds, probe, interval=0.5):
+        deadline = time.monotonic() + seconds
+        last = None
+        while time.monotonic() < deadline:
+            ok, last = probe()
+            if ok:
+                return last
+            time.sleep(interval)
+        self.fail(f"{what} not reached after {seconds}s; last: {last}")
+
+    def events(self, namespace):
+        return self.kubectl("-n", namespace, "get", "events", "--sort-by=.lastTimestamp",
+                            check=False).stdout[-3000:]
+
+    def operator_pods(self):
+        return self.get("-n", OPERATOR_NS, "pods", "-l", "app.kubernetes.io/component=operator")["items"]
+
+    def test_a_helm_install_runs_operator_pod(self):
+        t0 = time.monotonic()
+        res = run([self.helm, "--kubeconfig", self.kubeconfig, "install", RELEASE,
+                   os.path.join(SOURCE_DIR, "charts", "ddp3d"), "--namespace", OPERATOR_NS,
+                   "--create-namespace", "--set", "image.repository=ddp3d/operator",
+                   "--set", "image.tag=dev", "--set", "image.pullPolicy=IfNotPresent"])
+        self.assertEqual(res.returncode, 0, f"helm install failed:\n{res.stderr}")
+
+        def ready():
+            pods = self.operator_pods()
+            for p in pods:
+                conds = {c["type"]: c["status"] for c in p["status"].get("conditions", [])}
+                if conds.get("Ready") == "True":
+                    return True, p
+            return False, [(p["metadata"]["name"], p["status"].get("phase"),
+                            [c.get("state") for c in p["status"].get("containerStatuses", [])])
+                           for p in pods] or self.events(OPERATOR_NS)
+        pod = self.wait("the operator pod Ready (readiness probe /readyz)", 180, ready)
+        name = pod["metadata"]["name"]
+        log(f"helm install -> operator pod Ready: {time.monotonic() - t0:.1f}s ({name})")
+
+        # The chart's identity and image, on the real runtime, as a non-root user: the
+        # kubelet refuses runAsNonRoot for an image whose user is root or not numeric.
+        self.assertEqual(pod["spec"]["serviceAccountName"], OPERATOR)
+        self.assertEqual(pod["spec"]["containers"][0]["image"], OPERATOR_IMAGE)
+        self.assertTrue(pod["spec"]["securityContext"]["runAsNonRoot"])
+        status = pod["status"]["containerStatuses"][0]
+        self.assertTrue(status["imageID"], status)
+        self.assertIn("running", status["state"])
+        self.assertEqual(status["restartCount"], 0, "liveness probe or a crash restarted it")
+
+        # It holds the leader Lease under its pod name (POD_NAME from the downward API).
+        def leader():
+            res = self.kubectl("-n", OPERATOR_NS, "get", "lease", OPERATOR, "-o", "json", check=False)
+            if res.returncode != 0:
+                return False, res.stderr
+            holder = json.loads(res.stdout)["spec"].get("holderIdentity", "")
+            return holder.startswith(name), holder
+        holder = self.wait(f"Lease {OPERATOR_NS}/{OPERATOR} held by {name}", 60, leader)
+        log(f"Lease {OPERATOR_NS}/{OPERATOR} holder: {holder}")
+
+        # Its API calls come from its pod address, as its ServiceAccount: in-cluster config
+        # through the `kubernetes` Service's ClusterIP, not a kubeconfig of the test's.
+        user = f"system:serviceaccount:{OPERATOR_NS}:{OPERATOR}"
+        pod_ip = pod["status"]["podIP"]
+
+        def audited():
+            seen = set()
+            with open(os.path.join(self.dir, "audit.log")) as f:
+                for line in f:
+                    e = json.loads(line)
+                    if e.get("user", {}).get("username") == user:
+                        seen.update(e.get("sourceIPs", []))
+            return pod_ip in seen, seen
+        self.wait(f"audited requests of {user} from {pod_ip}", 30, audited)
+
+        # Liveness: still Ready, not restarted, after several probe periods.
+        time.sleep(12)
+        pod = self.get("-n", OPERATOR_NS, "pod", name)
+        self.assertEqual(pod["status"]["containerStatuses"][0]["restartCount"], 0)
+        type(self).installed = True
+
+    # -- training on the cluster ---------------------------------------------------------
+    @classmethod
+    def jobs_namespace(cls):
+        """The jobs' namespace (Pod Security "restricted" enforced by the real admission
+        plugin), examples/cpu-demo/pvc.yaml in it, and the PersistentVolume that a
+        provisioner would make on kind: a host folder writable by the worker's user. What
+        the pods write there outlives them."""
+        if getattr(cls, "volume", None):
+            return cls.volume
+        cls.volume = os.path.join(cls.dir, "volumes", "data")
+        os.makedirs(cls.volume)
+        os.chown(cls.volume, WORKER_UID, WORKER_UID)
+        items = [
+            {"apiVersion": "v1", "kind": "Namespace",
+             "metadata": {"name": JOBS_NS, "labels": {
+                 "pod-security.kubernetes.io/enforce": "restricted",
+                 "pod-security.kubernetes.io/enforce-version": "latest"}}},
+            {"apiVersion": "v1", "kind": "PersistentVolume",
+             "metadata": {"name": "scenarios-data"},
+             "spec": {"capacity": {"storage": "2Gi"}, "accessModes": ["ReadWriteOnce"],
+                      "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "",
+                      "claimRef": {"namespace": JOBS_NS, "name": CLAIM},
+                      "hostPath": {"path": cls.volume, "type": "Directory"}}},
+        ]
+        cls.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                           "items": items}))
+        cls.kubectl("-n", JOBS_NS, "apply", "-f", os.path.join(EXAMPLE, "pvc.yaml"))
+        return cls.volume
+
+    def example_job(self):
+        """examples/cpu-demo/job.yaml as the API server will read it (kubectl's own parse)."""
+        res = self.kubectl("create", "--dry-run=client", "-o", "json", "-f",
+                           os.path.join(EXAMPLE, "job.yaml"))
+        return json.loads(res.stdout)
+
+    def apply_job(self, name, config=None, args=(), backoff_limit=None):
+        """The example job under another name, config or extra args."""
+        self.jobs_namespace()
+        job = self.example_job()
+        spec = job["spec"]
+        job["metadata"] = {"name": name, "namespace": JOBS_NS}
+        example_work = spec["args"][spec["args"].index("--work-dir") + 1]
+        spec["args"] = [a.replace(example_work, f"data/work_dirs/{name}") for a in spec["args"]]
+        spec["args"] += list(args)
+        if config:
+            spec["config"] = config
+        if backoff_limit is not None:
+            spec["runPolicy"]["backoffLimit"] = backoff_limit
+        self.kubectl("apply", "-f", "-", stdin=json.dumps(job))
+        return os.path.join(self.volume, "work_dirs", name)
+
+    def job_status(self, name):
+        return self.get("-n", JOBS_NS, "trainingjob", name).get("status") or {}
+
+    def pod_logs(self, pod, previous=False):
+        res = self.kubectl("-n", JOBS_NS, "logs", pod, *(["--previous"] if previous else []),
+                           check=False)
+        return res.stdout if res.returncode == 0 else f"(kubectl logs {pod}: {res.stderr.strip()})"
+
+    def describe(self, name):
+        out = [f"status: {json.dumps(self.job_status(name), indent=1)}"]
+        pods = self.get("-n", JOBS_NS, "pods")["items"]
+        for p in pods:
+            if p["metadata"]["name"].startswith(name + "-"):
+                out.append(f"--- {p['metadata']['name']} {p['status'].get('phase')}\n"
+                           + self.pod_logs(p["metadata"]["name"])[-2500:])
+        operator = self.operator_pods()
+        if operator:
+            out.append("--- operator\n" + self.kubectl("-n", OPERATOR_NS, "logs",
+                                                        operator[0]["metadata"]["name"],
+                                                        check=False).stdout[-2500:])
+        out.append("--- events\n" + self.events(JOBS_NS))
+        return "\n".join(out)
+
+    def wait_phase(self, name, phase, seconds):
+        def reached():
+            status = self.job_status(name)
+            if status.get("phase") == "Failed" and phase != "Failed":
+                raise AssertionError(f"job {name} Failed\n{self.describe(name)}")
+            return status.get("phase") == phase, status.get("phase")
+        try:
+            return self.wait(f"job {name} {phase}", seconds, reached, interval=1)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{self.describe(name)}") from None
+
+    def require_operator(self):
+        if not getattr(type(self), "installed", False):
+            self.fail("scenario a did not install the operator")
+
+    def test_b_cpu_job_trains_on_cluster_and_dist_test_reports_ap(self):
+        self.require_operator()
+        name, epochs = "pp-demo", 10
+        self.assertEqual(self.example_job()["spec"]["config"], DEMO_CONFIG)
+        self.assertEqual(self.example_job()["metadata"]["name"], name)
+        cfg = ["--cfg-options", f"train_cfg.max_epochs={epochs}"]
+        t0 = time.monotonic()
+        work = self.apply_job(name, args=cfg)
+
+        def first_iteration():
+            log = self.pod_logs(f"{name}-node-0")
+            return "Epoch(train) [1]" in log, log[-500:]
+        self.wait("rank 0's first logged iteration", 300, first_iteration, interval=1)
+        log(f"kubectl apply -> first iteration: {time.monotonic() - t0:.1f}s")
+        self.wait_phase(name, "Succeeded", 600)
+        log(f"kubectl apply -> Succeeded ({epochs} epochs): {time.monotonic() - t0:.1f}s")
+
+        master = f"{name}-node-0.{name}.{JOBS_NS}.svc"
+        for rank in (0, 1):
+            out = self.pod_logs(f"{name}-node-{rank}")
+            self.assertIn(f"node {rank}/2: world size 2", out)
+            self.assertIn(f"rendezvous at {master}:29500 as rank {rank}/2", out)
+        pods = {p["metadata"]["name"]: p for p in self.get("-n", JOBS_NS, "pods")["items"]}
+        ips = {pods[f"{name}-node-{r}"]["status"]["podIP"] for r in (0, 1)}
+        self.assertEqual(len(ips), 2, "each rank in its own pod network namespace")
+        self.assertIn("rendezvous authenticated", self.pod_logs(f"{name}-node-0"))
+
+        # The checkpoints are on the volume, not in the pods.
+        with open(os.path.join(work, "last_checkpoint")) as f:
+            checkpoint = f.read().strip()
+        self.assertTrue(checkpoint.endswith(f"data/work_dirs/{name}/epoch_{epochs}.pth"), checkpoint)
+        self.assertTrue(os.path.getsize(os.path.join(work, f"epoch_{epochs}.pth")) > 0)
+        self.assertTrue(os.path.isdir(os.path.join(self.volume, "synth-kitti", "training")),
+                        "the synthetic dataset is on the volume (the config's relative data_root)")
+
+        # dist_test in a pod of its own (restricted, as every pod in this namespace).
+        test = {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{name}-test", "namespace": JOBS_NS},
+            "spec": {
+                "restartPolicy": "Never", "automountServiceAccountToken": False,
+                "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [{
+                    "name": "test", "image": WORKER_IMAGE, "imagePullPolicy": "IfNotPresent",
+                    "command": ["bash", "tools/dist_test.sh", DEMO_CONFIG, checkpoint, "0",
+                                "--work-dir", f"data/work_dirs/{name}/test"],
+                    "securityContext": {k: v for k, v in RESTRICTED.items() if k != "runAsNonRoot"},
+                    "volumeMounts": [{"name": "data", "mountPath": DATA}]}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": CLAIM}}]}}
+        self.kubectl("apply", "-f", "-", stdin=json.dumps(test))
+
+        def tested():
+            phase = self.get("-n", JOBS_NS, "pod", f"{name}-test")["status"].get("phase")
+            return phase in ("Succeeded", "Failed"), phase
+        phase = self.wait("the dist_test pod to end", 300, tested, interval=1)
+        out = self.pod_logs(f"{name}-test")
+        self.assertEqual(phase, "Succeeded", out[-3000:])
+        self.assertIn("AP40 Results", out)
+        with open(os.path.join(work, "test", "test_metrics.json")) as f:
+            metrics = json.load(f)["metrics"]
+        bev = metrics["KITTI/Car_BEV_AP40_moderate_strict"]
+        loose = metrics["KITTI/Car_BEV_AP40_moderate_loose"]
+        log(f"dist_test on the cluster: Car BEV AP40 moderate strict {bev:.2f}, loose {loose:.2f}")
+        self.assertGreater(loose, 0.0, "after training the detector finds some cars")
+
+    def test_c_killed_worker_container_restarts_group_and_resumes(self):
+        self.require_operator()
+        name, epochs = "crash", 30
+        work = self.apply_job(name, TOY_CONFIG, ["--cfg-options", f"train_cfg.max_epochs={epochs}"],
+                              backoff_limit=2)
+        victim = f"{name}-node-1"
+        self.wait("rank 0's second checkpoint on the volume", 300,
+                  lambda: (os.path.exists(os.path.join(work, "epoch_2.pth")), None), interval=0.2)
+        pod = self.get("-n", JOBS_NS, "pod", victim)
+        container = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
+        ctr = [os.path.join(self.env["CACHE"], "bin", "ctr"), "--address",
+               self.env["CONTAINERD_SOCK"], "--namespace", "k8s.io"]
+        t_kill = time.monotonic()
+        kill = run([*ctr, "tasks", "kill", "--signal", "SIGKILL", container])
+        self.assertEqual(kill.returncode, 0, kill.stderr)
+
+        def restarted():
+            status = self.job_status(name)
+            return status.get("restarts", 0) >= 1, status
+        self.wait("the group restarted (restarts 1)", 120, restarted, interval=0.5)
+
+        def resumed():
+            out = self.pod_logs(f"{name}-node-0")
+            return "resumed from" in out, out[-300:]
+        self.wait("attempt 1 resumed", 240, resumed, interval=0.5)
+        log(f"container killed -> training resumed: {time.monotonic() - t_kill:.1f}s")
+        self.wait_phase(name, "Succeeded", 300)
+        status = self.job_status(name)
+        self.assertEqual(status.get("restarts"), 1, status)
+        for rank in (0, 1):
+            pod = self.get("-n", JOBS_NS, "pod", f"{name}-node-{rank}")
+            self.assertEqual(pod["metadata"]["labels"].get("ddp3d.io/attempt"), "1")
+        out = self.pod_logs(f"{name}-node-0")
+        found = re.search(r"resumed from (\S+epoch_(\d+)\.pth) at epoch (\d+)", out)
+        self.assertIsNotNone(found, out[-3000:])
+        self.assertGreaterEqual(int(found.group(2)), 2)
+        self.assertIn(f"data/work_dirs/{name}/", found.group(1))
+        self.assertIn("training finished", out)
+
+    def prometheus_config(self):
+        """Kubernetes service discovery the way a cluster's Prometheus is commonly set up:
+        pods by their prometheus.io annotations, the operator through its metrics Service
+        (job = the Service's name, as a ServiceMonitor would set it)."""
+        self.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "monitoring"}},
+            {"apiVersion": "v1", "kind": "ServiceAccount",
+             "metadata": {"name": "prometheus", "namespace": "monitoring"}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": "scenarios-prometheus"},
+             "rules": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"],
+                        "verbs": ["list", "watch"]},
+                       {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+                        "verbs": ["list", "watch"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": "scenarios-prometheus"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": "scenarios-prometheus"},
+             "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"}]},
+        ]}))
+        self.wait("ServiceAccount monitoring/prometheus", 60, lambda: (
+            self.kubectl("-n", "monitoring", "get", "sa", "prometheus", check=False).returncode == 0, None))
+        kubeconfig = os.path.join(self.dir, "prometheus.kubeconfig")
+        res = run(["bash", os.path.join(SOURCE_DIR, "tests", "testbin", "control-plane.sh"),
+                   "sa-kubeconfig", self.dir, "monitoring", "prometheus", kubeconfig])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        return f"""global: {{scrape_interval: 1s, scrape_timeout: 1s}}
+scrape_configs:
+- job_name: kubernetes-pods
+  kubernetes_sd_configs: [{{role: pod, kubeconfig_file: {kubeconfig}, namespaces: {{names: [{JOBS_NS}]}}}}]
+  relabel_configs:
+  - {{source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape], action: keep, regex: "true"}}
+  - source_labels: [__address__, __meta_kubernetes_pod_annotation_prometheus_io_port]
+    action: replace
+    regex: '([^:]+)(?::\\d+)?;(\\d+)'
+    replacement: '$1:$2'
+    target_label: __address__
+  - {{source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_path], regex: (.+), target_label: __metrics_path__}}
+  - {{source_labels: [__meta_kubernetes_namespace], target_label: namespace}}
+  - {{source_labels: [__meta_kubernetes_pod_name], target_label: pod}}
+- job_name: kubernetes-service-endpoints
+  kubernetes_sd_configs: [{{role: endpoints, kubeconfig_file: {kubeconfig}, namespaces: {{names: [{OPERATOR_NS}]}}}}]
+  relabel_configs:
+  - {{source_labels: [__meta_kubernetes_service_name], action: keep, regex: "{OPERATOR}-metrics"}}
+  - {{source_labels: [__meta_kubernetes_endpoint_port_name], action: keep, regex: metrics}}
+  - {{source_labels: [__meta_kubernetes_service_name], target_label: job}}
+  - {{source_labels: [__meta_kubernetes_pod_name], target_label: pod}}
+"""
+
+    def test_d_prometheus_discovers_and_scrapes_pods_for_every_dashboard_query(self):
+        self.require_operator()
+        name = "metrics"
+        # Long enough to be scraped many times; a job that fails gives the failure panel data.
+        self.apply_job(name, TOY_CONFIG, ["--cfg-options", "train_cfg.max_epochs=2000",
+                                          "train_cfg.val_interval=100000",
+                                          "default_hooks.checkpoint.interval=-1"])
+        self.apply_job("fails", "configs/no/such/config.yaml", backoff_limit=0)
+        prom_dir = os.path.join(self.dir, "prometheus")
+        os.makedirs(prom_dir)
+        with open(os.path.join(prom_dir, "prometheus.yml"), "w") as f:
+            f.write(self.prometheus_config())
+        port = run([sys.executable, "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); "
+                    "print(s.getsockname()[1])"], check=True).stdout.strip()
+        with open(os.path.join(prom_dir, "prometheus.log"), "w") as out:
+            # Upstream Prometheus from tests/cluster/build.sh: Debian's is built without
+            # Kubernetes service discovery.
+            prom = subprocess.Popen(
+                [os.path.join(self.env["CACHE"], "bin", "prometheus"),
+                 f"--config.file={prom_dir}/prometheus.yml",
+                 f"--storage.tsdb.path={prom_dir}/tsdb", f"--web.listen-address=127.0.0.1:{port}",
+                 "--log.level=warn"], stdout=out, stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: (prom.terminate(), prom.wait(timeout=30)))
+
+        def query(expr):
+            url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+            try:
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    answer = json.load(r)
+            except OSError:
+                return None
+            return answer["data"]["result"] if answer.get("status") == "success" else None
+
+        def targets_up():
+            up = query('up == 1') or []
+            jobs = sorted((r["metric"].get("job"), r["metric"].get("pod", "")) for r in up)
+            pods = {p for j, p in jobs if j == "kubernetes-pods"}
+            steps = query(f'rate(ddp3d_train_steps_total{{job_name="{name}"}}[1m]) > 0') or []
+            failed = query("ddp3d_operator_jobs_failed_total") or []
+            ok = ({f"{name}-node-0", f"{name}-node-1"} <= pods and len(steps) == 2
+                  and ("ddp3d-operator-metrics" in {j for j, _ in jobs}) and failed)
+            return ok, jobs
+        t0 = time.monotonic()
+        try:
+            jobs = self.wait("Prometheus scraping both ranks and the operator over the pod network",
+                             180, targets_up, interval=1)
+        except AssertionError:
+            with open(os.path.join(prom_dir, "prometheus.log")) as f:
+                raise AssertionError(f"prometheus.log:\n{f.read()[-3000:]}\n{self.describe(name)}")
+        log(f"Prometheus: targets up after {time.monotonic() - t0:.1f}s: {jobs}")
+        time.sleep(3)  # a few more scrapes for every rate() window
+
+        charts = os.path.join(SOURCE_DIR, "charts", "ddp3d", "dashboards")
+        for dashboard in ("training.json", "operator.json"):
+            with open(os.path.join(charts, dashboard)) as f:
+                panels = json.load(f)["panels"]
+            for panel in panels:
+                for target in panel.get("targets", []):
+                    expr = target["expr"].replace("$job_name", name)
+                    result = query(expr)
+                    self.assertTrue(result, f"{dashboard} {panel['title']!r}: no data for {expr}")
+                    log(f"{dashboard:14} {panel['title']:34} " + ", ".join(
+                        f"{r['value'][1]}" for r in result)[:80])
+        self.kubectl("-n", JOBS_NS, "delete", "trainingjob", name, "fails", "--wait=false")
+
+    def test_e_helm_uninstall_leaves_nothing(self):
+        self.require_operator()
+        # Deleting the jobs removes what the operator made for them (pods, headless
+        # Services, rendezvous Secrets) through their ownerReferences: the
+        # controller-manager's garbage collector, not the test.
+        if getattr(type(self), "volume", None):
+            self.kubectl("-n", JOBS_NS, "delete", "trainingjobs", "--all", "--wait=true",
+                         "--timeout=120s")
+
+            def collected():
+                left = {kind: [o["metadata"]["name"] for o in self.get("-n", JOBS_NS, kind)["items"]
+                               if o["metadata"].get("ownerReferences")]
+                        for kind in ("pods", "services", "secrets")}
+                return not any(left.values()), left
+            self.wait("the jobs' pods, Services and Secrets garbage-collected", 120, collected)
+        res = run([self.helm, "--kubeconfig", self.kubeconfig, "uninstall", RELEASE,
+                   "--namespace", OPERATOR_NS, "--wait", "--timeout", "120s"])
+        self.assertEqual(res.returncode, 0, f"helm uninstall failed:\n{res.stderr}")
+
+        def gone():
+            pods = self.operator_pods()
+            rs = self.get("-n", OPERATOR_NS, "replicasets")["items"]
+            return not pods and not rs, ([p["metadata"]["name"] for p in pods],
+                                         [r["metadata"]["name"] for r in rs])
+        self.wait("operator ReplicaSet and pods garbage-collected", 120, gone)
+
+        ctr = os.path.join(self.env["CACHE"], "bin", "ctr")
+
+        def no_container():
+            res = run([ctr, "--address", self.env["CONTAINERD_SOCK"], "--namespace", "k8s.io",
+                       "containers", "ls"])
+            images = [line for line in res.stdout.splitlines() if "ddp3d/operator" in line]
+            return res.returncode == 0 and not images, images or res.stderr
+        self.wait("no operator container in containerd", 60, no_container)
+
+        # No operator holds the Lease any more: SIGTERM makes it release the Lease (empty
+        # holder), unless helm has already deleted the RBAC that lets it write the Lease (it
+        # deletes the Role while the pod is still terminating); then the Lease simply is not
+        # renewed and expires, and a new install's operator takes it.
+        def not_held():
+            res = self.kubectl("-n", OPERATOR_NS, "get", "lease", OPERATOR, "-o", "json", check=False)
+            if res.returncode != 0:
+                return True, "no Lease"
+            spec = json.loads(res.stdout)["spec"]
+            if not spec.get("holderIdentity"):
+                return True, "released"
+            renewed = calendar.timegm(time.strptime(spec["renewTime"][:19], "%Y-%m-%dT%H:%M:%S"))
+            expired = time.time() > renewed + spec["leaseDurationSeconds"] + 1
+            return expired, f"held by {spec['holderIdentity']}, renewed {spec['renewTime']}"
+        how = self.wait("the operator's Lease released or expired", 60, not_held)
+        log(f"after helm uninstall the Lease is {how}")
+
+if __name__ == "__main__":
+    unittest.main()
