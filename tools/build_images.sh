@@ -113,10 +113,11 @@ else
   driver="${DDP3D_STORAGE_DRIVER:-}"
   if [[ -z "$driver" ]]; then
     probe="$(mktemp -d "$IMAGES/.overlay-probe.XXXXXX")"
-    mkdir "$probe"/{l,u,w,m}
     driver=vfs
-    if mount -t overlay overlay -o "lowerdir=$probe/l,upperdir=$probe/u,workdir=$probe/w" "$probe/m" 2>/dev/null; then
-      umount "$probe/m"
+    if mkdir "$probe"/{l,u,w,m} &&
+      mount -t overlay overlay -o "lowerdir=$probe/l,upperdir=$probe/u,workdir=$probe/w" "$probe/m" 2>/dev/null; then
+      # Never leave the probe mounted: rm -rf would then reach into the overlay.
+      umount "$probe/m" || umount -l "$probe/m"
       driver=overlay
     fi
     rm -rf "$probe"

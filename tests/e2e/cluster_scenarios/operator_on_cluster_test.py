@@ -265,6 +265,13 @@ class OperatorOnClusterTest(unittest.TestCase):
                            check=False)
         return res.stdout if res.returncode == 0 else f"(kubectl logs {pod}: {res.stderr.strip()})"
 
+    def wait_log(self, pod, text, what, seconds, interval):
+        """Waits until `pod`'s log (kubectl logs) holds `text`."""
+        def seen():
+            out = self.pod_logs(pod)
+            return text in out, out[-500:]
+        self.wait(what, seconds, seen, interval=interval)
+
     def describe(self, name):
         out = [f"status: {json.dumps(self.job_status(name), indent=1)}"]
         pods = self.get("-n", JOBS_NS, "pods")["items"]
@@ -298,16 +305,14 @@ class OperatorOnClusterTest(unittest.TestCase):
     def test_b_cpu_job_trains_on_cluster_and_dist_test_reports_ap(self):
         self.require_operator()
         name, epochs = "pp-demo", 10
-        self.assertEqual(self.example_job()["spec"]["config"], DEMO_CONFIG)
-        self.assertEqual(self.example_job()["metadata"]["name"], name)
+        example = self.example_job()
+        self.assertEqual(example["spec"]["config"], DEMO_CONFIG)
+        self.assertEqual(example["metadata"]["name"], name)
         cfg = ["--cfg-options", f"train_cfg.max_epochs={epochs}"]
         t0 = time.monotonic()
         work = self.apply_job(name, args=cfg)
 
-        def first_iteration():
-            log = self.pod_logs(f"{name}-node-0")
-            return "Epoch(train) [1]" in log, log[-500:]
-        self.wait("rank 0's first logged iteration", 300, first_iteration, interval=1)
+        self.wait_log(f"{name}-node-0", "Epoch(train) [1]", "rank 0's first logged iteration", 300, 1)
         log(f"kubectl apply -> first iteration: {time.monotonic() - t0:.1f}s")
         self.wait_phase(name, "Succeeded", 600)
         log(f"kubectl apply -> Succeeded ({epochs} epochs): {time.monotonic() - t0:.1f}s")
@@ -381,10 +386,7 @@ class OperatorOnClusterTest(unittest.TestCase):
             return status.get("restarts", 0) >= 1, status
         self.wait("the group restarted (restarts 1)", 120, restarted, interval=0.5)
 
-        def resumed():
-            out = self.pod_logs(f"{name}-node-0")
-            return "resumed from" in out, out[-300:]
-        self.wait("attempt 1 resumed", 240, resumed, interval=0.5)
+        self.wait_log(f"{name}-node-0", "resumed from", "attempt 1 resumed", 240, 0.5)
         log(f"container killed -> training resumed: {time.monotonic() - t_kill:.1f}s")
         self.wait_phase(name, "Succeeded", 300)
         status = self.job_status(name)
