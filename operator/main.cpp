@@ -87,6 +87,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   cc.resync = std::chrono::seconds(opts.resync_seconds);
   cc.template_policy = opts.template_policy;
   cc.progress_probe_interval = std::chrono::seconds(opts.progress_probe_seconds);
+  cc.watch_nodes = opts.watch_nodes;
   cc.progress_probe_timeout = std::chrono::milliseconds(opts.progress_probe_timeout_ms);
   cc.identity = identity;
   cc.operator_namespace = env_or("POD_NAMESPACE", "");

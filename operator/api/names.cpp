@@ -102,6 +102,10 @@ std::string rendezvous_secret_name(const std::string& job, int attempt) {
   return shortened(job, "-rendezvous-" + std::to_string(attempt), false);
 }
 
+std::string pod_group_name(const std::string& job, int attempt) {
+  return shortened(job, "-gang-" + std::to_string(attempt), false);
+}
+
 std::string network_policy_name(const std::string& job) {
   return shortened(job, "-ranks", false);
 }

@@ -35,6 +35,8 @@ std::string service_name(const std::string& job);
 // "<job>-rendezvous-<attempt>": the Secret with attempt `attempt`'s rendezvous token
 // (DDP3D_RENDEZVOUS_TOKEN), hash-truncated to a DNS-1123 label.
 std::string rendezvous_secret_name(const std::string& job, int attempt);
+// "<job>-gang-<attempt>": attempt `attempt`'s PodGroup, hash-truncated to a DNS-1123 label.
+std::string pod_group_name(const std::string& job, int attempt);
 // "<job>-ranks": the job's NetworkPolicy, hash-truncated to a DNS-1123 label.
 std::string network_policy_name(const std::string& job);
 // The value of the ddp3d.io/job-name label for this job (label values are <= 63 characters).

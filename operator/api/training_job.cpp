@@ -205,6 +205,8 @@ void parse_run_policy(const value& v, std::vector<FieldError>* errors, RunPolicy
   r.boolean("autoResume", &rp->auto_resume);
   r.optional_int64("startupDeadlineSeconds", &rp->startup_deadline_seconds);
   r.optional_int64("progressDeadlineSeconds", &rp->progress_deadline_seconds);
+  r.int64("nodeLossTimeoutSeconds", &rp->node_loss_timeout_seconds);
+  r.boolean("gangScheduling", &rp->gang_scheduling);
 }
 
 void parse_network(const value& v, std::vector<FieldError>* errors, NetworkSpec* network) {
@@ -376,6 +378,7 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
       nr.string("uid", &node.uid);
       nr.string("message", &node.message);
       nr.optional_int64("step", &node.step);
+      nr.string("node", &node.node);
       st.nodes.push_back(std::move(node));
     }
   }
@@ -426,6 +429,7 @@ value status_to_json(const TrainingJobStatus& st) {
     if (!n.uid.empty()) nv["uid"] = value::string(n.uid);
     if (!n.message.empty()) nv["message"] = value::string(n.message);
     if (n.step) nv["step"] = value::number(*n.step);
+    if (!n.node.empty()) nv["node"] = value::string(n.node);
     nodes[i] = nv;
   }
   v["nodes"] = nodes;

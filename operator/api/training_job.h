@@ -53,6 +53,9 @@ inline constexpr int kMaxDisruptionLimit = 1000;
 // Upper bound of startupDeadlineSeconds and progressDeadlineSeconds (one year), so deadline
 // arithmetic on Unix seconds cannot overflow.
 inline constexpr int64_t kMaxRunPolicyDeadlineSeconds = 31536000;
+// runPolicy.nodeLossTimeoutSeconds: added to the cluster's own node-monitor grace period (the
+// time before the node lifecycle controller marks a silent node Unknown, 50 s by default).
+inline constexpr int64_t kDefaultNodeLossTimeoutSeconds = 30;
 
 struct RunPolicy {
   RestartPolicy restart_policy = RestartPolicy::kOnFailure;
@@ -76,6 +79,15 @@ struct RunPolicy {
   // or from all pods Running) restarts the gang (ProgressDeadlineExceeded, counted against
   // backoffLimit).
   std::optional<int64_t> progress_deadline_seconds;
+  // --- node loss (docs/operator.md, "Node loss") ---
+  // A pod of the current attempt whose node has not been Ready for this long (Ready False or
+  // Unknown, or the Node deleted) is lost: the gang restarts without it (a disruption) and the
+  // pods left on that node are force-deleted, so none of them blocks the next attempt.
+  int64_t node_loss_timeout_seconds = kDefaultNodeLossTimeoutSeconds;
+  // --- placement (docs/operator.md, "Gang placement") ---
+  // Each attempt's pods are placed all together or not at all: a PodGroup (minCount = the
+  // pods) that every pod names, where the cluster serves the API; false places them one by one.
+  bool gang_scheduling = true;
 };
 
 // spec.network (docs/security.md, "Network").
@@ -141,6 +153,7 @@ struct NodeStatus {
   // or why its /metrics did not answer.
   std::string message;
   std::optional<int64_t> step;  // training steps the rank reported at its last scrape
+  std::string node{};           // the pod's spec.nodeName once scheduled
   bool operator==(const NodeStatus&) const = default;
 };
 

@@ -125,6 +125,12 @@ std::vector<FieldError> validate(const TrainingJob& job) {
                                    std::to_string(*limit)});
     }
   }
+  if (rp.node_loss_timeout_seconds < 0 ||
+      rp.node_loss_timeout_seconds > kMaxRunPolicyDeadlineSeconds) {
+    errors.push_back({"spec.runPolicy.nodeLossTimeoutSeconds",
+                      "must be between 0 and " + std::to_string(kMaxRunPolicyDeadlineSeconds) +
+                          ", got " + std::to_string(rp.node_loss_timeout_seconds)});
+  }
   if (rp.ttl_seconds_after_finished && *rp.ttl_seconds_after_finished < 0) {
     errors.push_back({"spec.runPolicy.ttlSecondsAfterFinished", "must be >= 0"});
   }

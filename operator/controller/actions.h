@@ -16,7 +16,11 @@ struct Action {
     // object: an attempt's Secret without its token, which the caller adds (randomness is
     // I/O); AlreadyExists counts as success (the pods of the attempt already use that one).
     kCreateRendezvousSecret,
-    kDeletePod,  // name + uid (delete precondition, so a newer pod of that name survives)
+    // object: an attempt's PodGroup; AlreadyExists counts as success.
+    kCreatePodGroup,
+    // name + uid (delete precondition, so a newer pod of that name survives); with `force`,
+    // gracePeriodSeconds 0: the pod's node is lost and no kubelet will confirm the deletion.
+    kDeletePod,
     kDeleteJob,  // name + uid: TTL after finish expired
     kEvent,      // event_type (Normal|Warning), reason, message about the TrainingJob
   };
@@ -27,6 +31,7 @@ struct Action {
   std::string event_type;
   std::string reason;
   std::string message;
+  bool force = false;
 };
 
 const char* to_string(Action::Kind kind);

@@ -92,6 +92,27 @@ value slim_pod(const value& pod) {
   return out;
 }
 
+value slim_node(const value& node) {
+  value out = value::object();
+  if (!node.is_object()) return out;
+  if (node.has_field("metadata")) {
+    out["metadata"] = pick(node.at("metadata"), {"name", "uid", "resourceVersion"});
+  }
+  if (!node.has_field("status") || !node.at("status").is_object()) return out;
+  const value& status = node.at("status");
+  if (!status.has_field("conditions") || !status.at("conditions").is_array()) return out;
+  value conditions = value::array();
+  std::size_t n = 0;
+  for (const auto& c : status.at("conditions").as_array()) {
+    if (c.is_object() && c.has_field("type") && c.at("type").is_string() &&
+        c.at("type").as_string() == "Ready") {
+      conditions[n++] = pick(c, {"type", "status", "reason", "lastTransitionTime"});
+    }
+  }
+  out["status"]["conditions"] = conditions;
+  return out;
+}
+
 value slim_service(const value& service) {
   value out = value::object();
   out["metadata"] = slim_child_metadata(service);

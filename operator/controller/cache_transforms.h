@@ -26,4 +26,9 @@ web::json::value slim_pod(const web::json::value& pod);
 // metadata as for pods; no spec, no status.
 web::json::value slim_service(const web::json::value& service);
 
+// metadata: name, uid, resourceVersion. status.conditions: the Ready condition only (type,
+// status, reason, lastTransitionTime). A Node's status carries its image list and more: none
+// of it is read.
+web::json::value slim_node(const web::json::value& node);
+
 }  // namespace ddp3d::op::controller

@@ -17,6 +17,16 @@ void set_condition(std::vector<api::Condition>* conditions, const std::string& t
   conditions->push_back({type, s, reason, message, now});
 }
 
+void report_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
+                      const std::string& reason, const std::string& message,
+                      const std::string& now) {
+  if (!find_condition(*conditions, type)) {
+    conditions->push_back({type, status ? "True" : "False", reason, message, now});
+    return;
+  }
+  set_condition(conditions, type, status, reason, message, now);
+}
+
 const api::Condition* find_condition(const std::vector<api::Condition>& conditions,
                                      const std::string& type) {
   for (const auto& c : conditions) {

@@ -18,11 +18,20 @@ inline constexpr const char* kCondSuspended = "Suspended";
 // A pod of the current attempt cannot start (image pull error, unschedulable): reason and
 // message name the first such pod (controller/stuck_pods.h).
 inline constexpr const char* kCondStuck = "Stuck";
+// Whether the current attempt's pods are placed all together or not at all (a PodGroup with
+// the scheduler's gang scheduling): True, or False saying why not (NotServed, Disabled).
+inline constexpr const char* kCondGangScheduling = "GangScheduling";
 
 // Sets (or adds) a condition. A False condition that was never True is not added, so the list
 // holds only what has happened.
 void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
                    const std::string& reason, const std::string& message, const std::string& now);
+
+// Like set_condition, but a False condition is added too: for a standing fact a user should
+// see either way (GangScheduling), not an event that may never happen.
+void report_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
+                      const std::string& reason, const std::string& message,
+                      const std::string& now);
 
 const api::Condition* find_condition(const std::vector<api::Condition>& conditions,
                                      const std::string& type);

@@ -233,7 +233,18 @@ value desired_rendezvous_secret(const api::TrainingJob& job, int attempt) {
   return secret;
 }
 
-value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
+value desired_pod_group(const api::TrainingJob& job, int attempt, const std::string& api_version) {
+  value group = value::object();
+  group["apiVersion"] = value::string(api_version);
+  group["kind"] = value::string("PodGroup");
+  group["metadata"] = owned_metadata(job, api::pod_group_name(job.meta.name, attempt));
+  group["metadata"]["labels"][api::kLabelAttempt] = value::string(std::to_string(attempt));
+  group["spec"]["schedulingPolicy"]["gang"]["minCount"] = value::number(job.spec.nnodes);
+  return group;
+}
+
+value desired_pod(const api::TrainingJob& job, int rank, int attempt,
+                  const std::string& pod_group) {
   const auto& s = job.spec;
   const std::string name = api::pod_name(job.meta.name, rank);
   // Start from the user's template so volumes, nodeSelector, tolerations, resources, extra
@@ -274,6 +285,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt) {
   // The operator restarts the whole group; a kubelet restarting one rank in place would
   // rejoin a rendezvous that no longer exists.
   spec["restartPolicy"] = value::string("Never");
+  if (!pod_group.empty()) spec["schedulingGroup"]["podGroupName"] = value::string(pod_group);
   value& containers = array_field(spec, "containers");
   if (containers.size() == 0) {
     value c = value::object();

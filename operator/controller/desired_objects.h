@@ -38,6 +38,13 @@ web::json::value desired_network_policy(const api::TrainingJob& job,
                                         const std::string& operator_namespace);
 // spec.network.rendezvousSecret: attempt `attempt`'s Secret, immutable, without its token.
 web::json::value desired_rendezvous_secret(const api::TrainingJob& job, int attempt);
-web::json::value desired_pod(const api::TrainingJob& job, int rank, int attempt);
+// Attempt `attempt`'s PodGroup (`api_version`: "scheduling.k8s.io/v1alpha2" or a later version
+// of the same shape): the scheduler places its pods all together or not at all, minCount =
+// nnodes.
+web::json::value desired_pod_group(const api::TrainingJob& job, int attempt,
+                                   const std::string& api_version);
+// `pod_group`: the PodGroup the pod belongs to (spec.schedulingGroup.podGroupName); "" = none.
+web::json::value desired_pod(const api::TrainingJob& job, int rank, int attempt,
+                             const std::string& pod_group = "");
 
 }  // namespace ddp3d::op::controller

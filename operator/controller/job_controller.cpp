@@ -108,6 +108,32 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
     watch_children(*s.network_policies, "networkpolicy");
     scopes_.push_back(std::move(s));
   }
+  if (config_.watch_nodes) {
+    kube::Informer::Options node_opts;
+    node_opts.transform = controller::slim_node;
+    nodes_ = std::make_unique<kube::Informer>(client_, kube::resources::nodes(), "", node_opts);
+    nodes_->add_handlers(
+        {[this](const value& node) {
+           const std::lock_guard lock(deleted_nodes_mutex_);
+           deleted_nodes_.erase(kube::meta_name(node));
+         },
+         [this](const value& old_node, const value& node) {
+           // Most Node updates are heartbeats; only Ready matters here.
+           if (!(controller::observe_node(old_node) == controller::observe_node(node))) {
+             on_node_event(node);
+           }
+         },
+         [this](const value& node) {
+           {
+             const std::lock_guard lock(deleted_nodes_mutex_);
+             // Bounded: names of nodes long gone stop mattering once their
+             // pods are gone (PodGC removes them).
+             if (deleted_nodes_.size() >= 4096) deleted_nodes_.clear();
+             deleted_nodes_.insert(kube::meta_name(node));
+           }
+           on_node_event(node);
+         }});
+  }
   if (config_.progress_probe_interval.count() > 0) {
     controller::ProbeOptions probe;
     probe.interval = config_.progress_probe_interval;
@@ -131,32 +157,52 @@ void JobController::on_child_event(const char* kind, const value& child, bool go
   queue_.add(key);
 }
 
+void JobController::on_node_event(const value& node) {
+  const std::string name = kube::meta_name(node);
+  for (const auto& s : scopes_) {
+    for (const auto& ptr : s.pods->cache().list()) {
+      const value& pod = *ptr;
+      if (!pod.has_field("spec") || !pod.at("spec").has_string_field("nodeName") ||
+          pod.at("spec").at("nodeName").as_string() != name) {
+        continue;
+      }
+      if (const std::string key = owner_key(pod); !key.empty()) queue_.add(key);
+    }
+  }
+}
+
+std::vector<kube::Informer*> JobController::informers() const {
+  std::vector<kube::Informer*> out;
+  if (nodes_) out.push_back(nodes_.get());
+  for (const auto& s : scopes_) {
+    for (auto* inf : {s.pods.get(), s.services.get(), s.network_policies.get(), s.jobs.get()})
+      out.push_back(inf);
+  }
+  return out;
+}
+
 void JobController::start_informers() {
   if (informers_started_) return;
   informers_started_ = true;
-  for (auto& s : scopes_) {
-    s.pods->start();
-    s.services->start();
-    s.network_policies->start();
-    s.jobs->start();
-  }
+  for (auto* inf : informers()) inf->start();
 }
 
 bool JobController::wait_for_sync(const std::stop_token& stop) {
   const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
-  for (auto& s : scopes_) {
-    for (auto* inf : {s.pods.get(), s.services.get(), s.network_policies.get(), s.jobs.get()}) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (inf->wait_for_sync(std::max(left, std::chrono::milliseconds(1)), stop)) continue;
-      if (stop.stop_requested()) return false;
-      throw std::runtime_error("cache of " + inf->resource().plural + " in " +
-                               (s.ns.empty() ? std::string("all namespaces") : s.ns) +
-                               " did not sync within " +
-                               std::to_string(config_.sync_timeout.count()) +
-                               "s (is the API server reachable, and may this account list "
-                               "and watch it?)");
-    }
+  for (auto* inf : informers()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (inf->wait_for_sync(std::max(left, std::chrono::milliseconds(1)), stop)) continue;
+    if (stop.stop_requested()) return false;
+    const std::string& ns = inf->watched_namespace();
+    throw std::runtime_error(
+        "cache of " + inf->resource().plural + " in " +
+        (!inf->resource().namespaced ? std::string("the cluster")
+         : ns.empty()                ? std::string("all namespaces")
+                                     : ns) +
+        " did not sync within " + std::to_string(config_.sync_timeout.count()) +
+        "s (is the API server reachable, and may this account list and watch it?" +
+        (inf == nodes_.get() ? " Without that right, run with --watch-nodes=false" : "") + ")");
   }
   log::info("caches synced");
   return true;
@@ -191,12 +237,7 @@ void JobController::stop_workers(bool drain) {
 void JobController::stop_informers() {
   if (informers_stopped_) return;
   informers_stopped_ = true;
-  for (auto& s : scopes_) {
-    s.jobs->stop();
-    s.pods->stop();
-    s.services->stop();
-    s.network_policies->stop();
-  }
+  for (auto* inf : informers()) inf->stop();
 }
 
 void JobController::stop() {
@@ -205,11 +246,8 @@ void JobController::stop() {
 }
 
 bool JobController::synced() const {
-  for (const auto& s : scopes_) {
-    if (!s.jobs->has_synced() || !s.pods->has_synced() || !s.services->has_synced() ||
-        !s.network_policies->has_synced()) {
-      return false;
-    }
+  for (const auto* inf : informers()) {
+    if (!inf->has_synced()) return false;
   }
   return informers_started_;
 }
@@ -293,8 +331,8 @@ void JobController::process(const std::string& key) {
     // Deleted: the garbage collector removes its pods and Service via owner references.
     written_status_.forget(key);
     in_flight_.forget(key);
-    const std::lock_guard lock(secrets_mutex_);
-    secrets_created_.erase(key);
+    const std::lock_guard lock(created_mutex_);
+    created_once_.erase(key);
     return;
   }
   // Until the informers show this replica's own creates and deletes, the cached pods are not
@@ -328,6 +366,24 @@ void JobController::process(const std::string& key) {
     }
   }
   observed.operator_namespace = config_.operator_namespace;
+  observed.pod_group_api = pod_group_api();
+  if (nodes_) {
+    observed.nodes_watched = true;
+    for (const auto& p : observed.pods) {
+      if (p.node_name.empty() || observed.nodes.count(p.node_name)) continue;
+      if (const auto node = nodes_->cache().get(p.node_name)) {
+        observed.nodes[p.node_name] = controller::observe_node(*node);
+        continue;
+      }
+      const std::lock_guard lock(deleted_nodes_mutex_);
+      if (deleted_nodes_.count(p.node_name)) {
+        controller::ObservedNode gone;
+        gone.name = p.node_name;
+        gone.deleted = true;
+        observed.nodes[p.node_name] = gone;
+      }
+    }
+  }
   // The template policy needs this operator's configuration, so it runs here; its errors fail
   // the job like parse errors do (condition and Event naming the field).
   std::vector<api::FieldError> errors = parsed.errors;
@@ -427,10 +483,11 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
     case Kind::kCreateNetworkPolicy:
       expected = "networkpolicy/" + kube::meta_name(a.object);
       break;
-    case Kind::kCreateRendezvousSecret: {
-      // No informer watches Secrets (the operator may not read them): no expectation either.
-      const std::lock_guard lock(secrets_mutex_);
-      if (secrets_created_[key].count(a.name)) return;
+    case Kind::kCreateRendezvousSecret:
+    case Kind::kCreatePodGroup: {
+      // No informer watches these (the operator may not read them): no expectation either.
+      const std::lock_guard lock(created_mutex_);
+      if (created_once_[key].count(a.name)) return;
       break;
     }
     case Kind::kDeletePod:
@@ -468,6 +525,13 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
       case Kind::kCreateNetworkPolicy:
         client_.create(kube::resources::network_policies(), ns, a.object);
         break;
+      case Kind::kCreatePodGroup: {
+        const std::string api = a.object.at("apiVersion").as_string();
+        const kube::Resource group{"scheduling.k8s.io", api.substr(api.find('/') + 1), "podgroups",
+                                   "PodGroup", true};
+        client_.create(group, ns, a.object);
+        break;
+      }
       case Kind::kCreateRendezvousSecret: {
         value secret = a.object;
         secret["stringData"] = value::object();
@@ -479,6 +543,7 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
       case Kind::kDeletePod: {
         kube::DeleteOptions opts;
         opts.precondition_uid = a.uid;
+        if (a.force) opts.grace_period_seconds = 0;
         client_.remove(kube::resources::pods(), ns, a.name, opts);
         break;
       }
@@ -513,13 +578,56 @@ void JobController::apply_action(const std::string& key, const std::string& ns,
     lower();
     throw;
   }
-  remember_secret(key, a);
+  remember_created(key, a);
 }
 
-void JobController::remember_secret(const std::string& key, const controller::Action& a) {
-  if (a.kind != controller::Action::Kind::kCreateRendezvousSecret) return;
-  const std::lock_guard lock(secrets_mutex_);
-  secrets_created_[key].insert(a.name);
+void JobController::remember_created(const std::string& key, const controller::Action& a) {
+  if (a.kind != controller::Action::Kind::kCreateRendezvousSecret &&
+      a.kind != controller::Action::Kind::kCreatePodGroup) {
+    return;
+  }
+  const std::lock_guard lock(created_mutex_);
+  created_once_[key].insert(a.name);
+}
+
+std::string JobController::pod_group_api() {
+  const std::lock_guard lock(discovery_mutex_);
+  if (pod_group_api_) return *pod_group_api_;
+  // Newest first: v1alpha2 (Kubernetes 1.36, alpha) and v1beta1 (1.37) have the same shape.
+  value group;
+  try {
+    group = client_.request("GET", "/apis/scheduling.k8s.io");
+  } catch (const kube::NotFoundError&) {
+    group = value::object();
+  }
+  std::set<std::string> served;
+  if (group.has_field("versions") && group.at("versions").is_array()) {
+    for (const auto& v : group.at("versions").as_array()) {
+      if (v.has_string_field("version")) served.insert(v.at("version").as_string());
+    }
+  }
+  std::string found;
+  for (const char* version : {"v1beta1", "v1alpha2"}) {
+    if (!served.count(version)) continue;
+    const value list = client_.request("GET", std::string("/apis/scheduling.k8s.io/") + version);
+    if (!list.has_field("resources") || !list.at("resources").is_array()) continue;
+    for (const auto& r : list.at("resources").as_array()) {
+      if (r.has_string_field("name") && r.at("name").as_string() == "podgroups") {
+        found = std::string("scheduling.k8s.io/") + version;
+        break;
+      }
+    }
+    if (!found.empty()) break;
+  }
+  if (found.empty()) {
+    log::warning(
+        "the cluster serves no PodGroup API (scheduling.k8s.io v1beta1 or v1alpha2): jobs' pods "
+        "are placed one by one, not all-or-nothing (each job's GangScheduling condition says so)");
+  } else {
+    log::info("gang placement: one PodGroup per attempt (" + found + ")");
+  }
+  pod_group_api_ = found;
+  return found;
 }
 
 }  // namespace ddp3d::op

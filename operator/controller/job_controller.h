@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -46,6 +47,9 @@ struct ControllerConfig {
   // The operator's namespace ($POD_NAMESPACE): job NetworkPolicies admit metrics scrapes from
   // it, for the progress probe.
   std::string operator_namespace;
+  // Watch Nodes (cluster-wide, read-only) so that pods on a node that stopped answering are
+  // recognised as lost (runPolicy.nodeLossTimeoutSeconds); without it they never are.
+  bool watch_nodes = true;
 };
 
 class JobController {
@@ -90,11 +94,19 @@ class JobController {
   const Scope& scope_for(const std::string& ns) const;
   // Informer events for a pod or Service: meet the expectations they answer, requeue the job.
   void on_child_event(const char* kind, const web::json::value& child, bool gone);
+  // A Node's Ready condition changed, or it was deleted: requeue every job with a pod on it.
+  void on_node_event(const web::json::value& node);
+  // The informers in start/stop order (pods before jobs, so a job's first pass sees them).
+  std::vector<kube::Informer*> informers() const;
   // Sends one action; the expectation it raises is lowered at once if the request fails.
   void apply_action(const std::string& key, const std::string& ns, const controller::Action& a,
                     const api::ObjectMeta& job_meta);
-  // After a rendezvous Secret's create succeeded or found it: later passes skip the request.
-  void remember_secret(const std::string& key, const controller::Action& a);
+  // After a rendezvous Secret's or PodGroup's create succeeded or found it: later passes skip
+  // the request.
+  void remember_created(const std::string& key, const controller::Action& a);
+  // The PodGroup API the cluster serves ("" for none), asked once (GET /apis/scheduling.k8s.io);
+  // throws on a transient error, so the reconcile that asked is retried.
+  std::string pod_group_api();
   // What the progress probe reads: the Running pods of every TrainingJob not finished or
   // suspended, at the job's spec.metricsPort.
   std::vector<controller::ProbeTarget> probe_targets() const;
@@ -104,6 +116,11 @@ class JobController {
   OperatorMetrics& metrics_;
   kube::WorkQueue queue_;
   std::vector<Scope> scopes_;
+  std::unique_ptr<kube::Informer> nodes_;  // cluster-wide; null without config_.watch_nodes
+  // Nodes the informer saw deleted (and not registered again since), bounded: a pod on one is
+  // on a lost node; a node merely absent from the cache may be one not delivered yet.
+  std::mutex deleted_nodes_mutex_;
+  std::set<std::string> deleted_nodes_;
   std::vector<std::jthread> workers_;
   // Writes this replica made that the informers may not have delivered yet: a reconcile never
   // acts on a status older than its own last write, nor on a view missing its own creates.
@@ -111,10 +128,13 @@ class JobController {
   controller::ChildExpectations in_flight_;
   // Runs with the workers (leader only); null when disabled.
   std::unique_ptr<controller::ProgressProbe> probe_;
-  // Rendezvous Secrets this replica created (or found), by job key: the operator may create
-  // Secrets but not read them, so this memory (and AlreadyExists) stands in for a cache.
-  std::mutex secrets_mutex_;
-  std::map<std::string, std::set<std::string>> secrets_created_;
+  // Rendezvous Secrets and PodGroups this replica created (or found), by job key: the operator
+  // may create them but not read them, so this memory (and AlreadyExists) stands in for a
+  // cache.
+  std::mutex created_mutex_;
+  std::map<std::string, std::set<std::string>> created_once_;
+  std::mutex discovery_mutex_;
+  std::optional<std::string> pod_group_api_;
   bool informers_started_ = false;
   bool workers_started_ = false;
   bool workers_stopped_ = false;

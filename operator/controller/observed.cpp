@@ -124,4 +124,19 @@ ObservedService observe_service(const value& service) {
   return o;
 }
 
+ObservedNode observe_node(const value& node) {
+  ObservedNode o;
+  if (const value* meta = field(node, "metadata")) o.name = string_field(*meta, "name");
+  const value* status = field(node, "status");
+  const value* conditions = status ? field(*status, "conditions") : nullptr;
+  if (!conditions || !conditions->is_array()) return o;
+  for (const auto& c : conditions->as_array()) {
+    if (string_field(c, "type") != "Ready") continue;
+    o.ready = string_field(c, "status");
+    o.reason = string_field(c, "reason");
+    o.ready_since = api::parse_rfc3339(string_field(c, "lastTransitionTime"));
+  }
+  return o;
+}
+
 }  // namespace ddp3d::op::controller

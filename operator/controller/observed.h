@@ -51,6 +51,18 @@ struct ObservedPod {
   std::optional<ProgressScrape> scrape;
 };
 
+// A node that one of a job's pods was scheduled to, as the Node informer last saw it.
+struct ObservedNode {
+  std::string name;
+  std::string ready;   // the Ready condition's status: "True" | "False" | "Unknown" | "" (none)
+  std::string reason;  // its reason (NodeStatusUnknown, KubeletNotReady, ...)
+  // Its lastTransitionTime: since when the node has been in that state.
+  std::optional<api::UnixSeconds> ready_since;
+  // The informer saw the Node deleted (and not registered again since).
+  bool deleted = false;
+  bool operator==(const ObservedNode&) const = default;
+};
+
 struct ObservedService {
   std::string name;
   std::string uid;
@@ -58,5 +70,6 @@ struct ObservedService {
 
 ObservedPod observe_pod(const web::json::value& pod);
 ObservedService observe_service(const web::json::value& service);
+ObservedNode observe_node(const web::json::value& node);
 
 }  // namespace ddp3d::op::controller

@@ -80,6 +80,9 @@ Reconciles ddp3d.io/v1alpha1 TrainingJobs into a headless Service and one pod pe
   --progress-probe-seconds N        read every Running pod's /metrics (training progress,
                                     progressDeadlineSeconds) this often (default 15; 0: never)
   --progress-probe-timeout-ms N     time one /metrics read may take (default 2000)
+  --watch-nodes=true|false          watch Nodes (cluster-wide list/watch) to restart jobs
+                                    whose node stopped answering and force-delete their
+                                    pods left on it (default true)
   --trusted-namespaces NS[,NS...]   namespaces whose jobs may set spec.podSecurity: Trusted
                                     (pod template unchecked; default: none)
   --allowed-service-accounts SA[,SA...]
@@ -149,11 +152,11 @@ OperatorOptions parse_operator_options(const std::vector<std::string>& args) {
       o.help = true;
       continue;
     }
-    if (flag == "--leader-elect") {
+    if (flag == "--leader-elect" || flag == "--watch-nodes") {
       if (value && *value != "true" && *value != "false") {
-        throw UsageError("--leader-elect: expected true or false, got \"" + *value + "\"");
+        throw UsageError(flag + ": expected true or false, got \"" + *value + "\"");
       }
-      o.leader_elect = !value || *value == "true";
+      (flag == "--leader-elect" ? o.leader_elect : o.watch_nodes) = !value || *value == "true";
       continue;
     }
     auto it = with_value.find(flag);

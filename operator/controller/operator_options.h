@@ -28,7 +28,8 @@ struct OperatorOptions {
   ListenAddress health{"0.0.0.0", 8081, true};
   int workers = 4;
   int resync_seconds = 300;
-  int progress_probe_seconds = 15;       // 0 disables the progress probe
+  int progress_probe_seconds = 15;  // 0 disables the progress probe
+  bool watch_nodes = true;          // Node informer: lost nodes (runPolicy.nodeLossTimeoutSeconds)
   int progress_probe_timeout_ms = 2000;  // one /metrics read, connect to last byte
   api::TemplatePolicy template_policy;   // --trusted-namespaces, --allowed-service-accounts
   bool help = false;

@@ -8,6 +8,7 @@
 #include "operator/api/validation.h"
 #include "operator/controller/conditions.h"
 #include "operator/controller/desired_objects.h"
+#include "operator/controller/node_loss.h"
 #include "operator/controller/pod_failure.h"
 #include "operator/controller/progress.h"
 #include "operator/controller/stuck_pods.h"
@@ -22,6 +23,8 @@ const char* to_string(Action::Kind kind) {
       return "CreateNetworkPolicy";
     case Action::Kind::kCreateRendezvousSecret:
       return "CreateRendezvousSecret";
+    case Action::Kind::kCreatePodGroup:
+      return "CreatePodGroup";
     case Action::Kind::kCreatePod:
       return "CreatePod";
     case Action::Kind::kDeletePod:
@@ -55,7 +58,8 @@ enum class RestartCause { kFailure, kDisruption };
 struct Disruption {
   int rank = 0;
   std::string pod;
-  std::string what;  // "deleted from outside the operator", "evicted (...)", ...
+  std::string what;        // "deleted from outside the operator", "evicted (...)", ...
+  bool node_lost = false;  // its node is lost (runPolicy.nodeLossTimeoutSeconds)
 };
 
 bool terminated(const ObservedPod& p) {
@@ -112,6 +116,7 @@ class Reconciler {
     // Before creating: a pass that fails the job creates nothing.
     if (startup_deadline_exceeded()) return r_;
     create_missing_pods();
+    update_gang_condition();
     update_progress();
     if (progress_deadline_exceeded()) return r_;
     update_running_phase();
@@ -139,10 +144,31 @@ class Reconciler {
            p.name == api::pod_name(job_.meta.name, p.rank);
   }
 
+  // A pod on a lost node is force-deleted (again, if an earlier graceful delete left it
+  // Terminating): no kubelet will confirm it, and its name blocks the next attempt's pod.
   void delete_pod(const ObservedPod& p) {
-    if (p.deleting || deleted_.count(p.name)) return;
+    if (deleted_.count(p.name)) return;
+    const auto lost = lost_node(p);
+    if (p.deleting && !lost) return;
     deleted_.insert(p.name);
-    r_.actions.push_back({Action::Kind::kDeletePod, p.name, p.uid, {}, "", "", ""});
+    Action a{Action::Kind::kDeletePod, p.name, p.uid, {}, "", "", ""};
+    a.force = lost.has_value();
+    r_.actions.push_back(std::move(a));
+    if (lost) event("Warning", "ForceDeletedPod", "pod " + p.name + " force-deleted: " + *lost);
+  }
+
+  // Why the node `p` is scheduled to is lost; nullopt while it is not (or nodes are not
+  // watched, or the pod has no node). A node not Ready yet within the timeout asks for a
+  // requeue when the timeout would end.
+  std::optional<std::string> lost_node(const ObservedPod& p) {
+    if (!observed_.nodes_watched || p.node_name.empty()) return std::nullopt;
+    const auto it = observed_.nodes.find(p.node_name);
+    const NodeVerdict v =
+        assess_node(p.node_name, it == observed_.nodes.end() ? nullptr : &it->second,
+                    job_.spec.run_policy.node_loss_timeout_seconds, now_);
+    if (v.recheck_in) requeue_in(*v.recheck_in);
+    if (!v.lost) return std::nullopt;
+    return v.why;
   }
 
   void delete_stale_pods() {
@@ -201,6 +227,7 @@ class Reconciler {
         n.exit_code = it->second->exit_code;
         n.reason = it->second->reason;
         n.uid = it->second->uid;
+        n.node = it->second->node_name;
         // Collateral: the rank stopped because a peer was lost (exit_code::kPeerLost).
         if (is_peer_lost(*it->second) && (n.reason.empty() || n.reason == "Error")) {
           n.reason = "PeerLost";
@@ -215,6 +242,7 @@ class Reconciler {
         }
       } else {
         n.phase = creating.count(rank) ? "Pending" : "Missing";
+        if (const auto b = waiting_for_.find(rank); b != waiting_for_.end()) n.message = b->second;
       }
       nodes.push_back(std::move(n));
     }
@@ -486,9 +514,23 @@ class Reconciler {
                           desired_network_policy(job_, observed_.operator_namespace), "", "", ""});
   }
 
+  // An attempt's pods are created together: while a pod of an earlier attempt still holds one
+  // rank's name (terminating), none is created, so no part of the gang waits on nodes for
+  // the rest (a pod stuck on a lost node is force-deleted, see delete_pod).
   void create_missing_pods() {
-    std::set<std::string> blocked;  // names still held by a pod of another attempt
-    for (const ObservedPod* p : stale_) blocked.insert(p->name);
+    std::map<std::string, const ObservedPod*> blocked;  // names held by pods of other attempts
+    for (const ObservedPod* p : stale_) blocked[p->name] = p;
+    const bool starting = current_.empty();
+    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+      if (current_.count(rank)) continue;
+      const auto b = blocked.find(api::pod_name(job_.meta.name, rank));
+      if (b == blocked.end()) continue;
+      const ObservedPod& p = *b->second;
+      waiting_for_[rank] = "waiting for pod " + p.name + " of attempt " +
+                           std::to_string(p.attempt) + " to terminate" +
+                           (p.node_name.empty() ? "" : " on node " + p.node_name);
+    }
+    if (starting && !waiting_for_.empty()) return;
     for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
       if (current_.count(rank)) continue;
       const std::string name = api::pod_name(job_.meta.name, rank);
@@ -500,8 +542,15 @@ class Reconciler {
                               api::rendezvous_secret_name(job_.meta.name, r_.status.attempt), "",
                               desired_rendezvous_secret(job_, r_.status.attempt), "", "", ""});
       }
+      // The PodGroup before the pods that name it (the scheduler holds them until it exists).
+      const std::string group = pod_group();
+      if (creating_.empty() && !group.empty()) {
+        r_.actions.push_back({Action::Kind::kCreatePodGroup, group, "",
+                              desired_pod_group(job_, r_.status.attempt, *observed_.pod_group_api),
+                              "", "", ""});
+      }
       r_.actions.push_back({Action::Kind::kCreatePod, name, "",
-                            desired_pod(job_, rank, r_.status.attempt), "", "", ""});
+                            desired_pod(job_, rank, r_.status.attempt, group), "", "", ""});
       creating_.insert(rank);
     }
     if (!creating_.empty() || !current_.empty()) {
@@ -512,6 +561,41 @@ class Reconciler {
         if (limit) requeue_in(*limit);
       }
     }
+  }
+
+  // --- gang placement ----------------------------------------------------------------------
+  // The current attempt's PodGroup, "" when placement is pod by pod.
+  std::string pod_group() const {
+    const auto& api = observed_.pod_group_api;
+    if (!job_.spec.run_policy.gang_scheduling || !api || api->empty()) return "";
+    return api::pod_group_name(job_.meta.name, r_.status.attempt);
+  }
+
+  // status.conditions[GangScheduling]: how this attempt's pods are placed, and once (with a
+  // Warning event) when they cannot be placed all together.
+  void update_gang_condition() {
+    if (!observed_.pod_group_api) return;
+    const std::string attempt = std::to_string(r_.status.attempt);
+    const std::string n = std::to_string(job_.spec.nnodes);
+    const auto* before = find_condition(job_.status.conditions, kCondGangScheduling);
+    auto* conditions = &r_.status.conditions;
+    if (const std::string group = pod_group(); !group.empty()) {
+      report_condition(conditions, kCondGangScheduling, true, "PodGroup",
+                       "attempt " + attempt + "'s " + n +
+                           " pods are placed all together or not at all (PodGroup " + group + ", " +
+                           *observed_.pod_group_api + ")",
+                       now_s_);
+      return;
+    }
+    const bool disabled = !job_.spec.run_policy.gang_scheduling;
+    const std::string reason = disabled ? "Disabled" : "NotServed";
+    const std::string message =
+        std::string(disabled ? "runPolicy.gangScheduling is false"
+                             : "the cluster serves no PodGroup API (scheduling.k8s.io)") +
+        ": placement is not all-or-nothing; some of the " + n +
+        " pods may hold nodes while the others wait for room";
+    report_condition(conditions, kCondGangScheduling, false, reason, message, now_s_);
+    if (!disabled && (!before || before->reason != reason)) event("Warning", reason, message);
   }
 
   void update_running_phase() {
@@ -537,10 +621,14 @@ class Reconciler {
 
   // --- disruptions --------------------------------------------------------------------------
   // The first pod of the current attempt lost to a disruption, if any.
-  std::optional<Disruption> find_disruption() const {
+  std::optional<Disruption> find_disruption() {
     for (const auto& [rank, p] : current_) {
       if (std::string what = disruption_of(*p); !what.empty())
         return Disruption{rank, p->name, what};
+    }
+    for (const auto& [rank, p] : current_) {
+      if (terminated(*p)) continue;
+      if (const auto lost = lost_node(*p)) return Disruption{rank, p->name, "lost: " + *lost, true};
     }
     const int attempt = r_.status.attempt;
     for (const ObservedPod* p : stale_) {
@@ -568,6 +656,12 @@ class Reconciler {
   bool handle_disruptions() {
     const auto d = find_disruption();
     if (!d) return false;
+    if (d->node_lost) {
+      restart_gang(RestartCause::kDisruption,
+                   "node " + std::to_string(d->rank) + " (pod " + d->pod + ") was " + d->what,
+                   d->rank, kReasonNodeLost);
+      return true;
+    }
     const std::string what =
         "node " + std::to_string(d->rank) + " (pod " + d->pod + ") was " + d->what;
     restart_gang(RestartCause::kDisruption, what, d->rank);
@@ -678,11 +772,11 @@ class Reconciler {
                  std::to_string(limit),
              false);
       }
-      mark_disrupted(disrupted_rank);
+      mark_disrupted(disrupted_rank, why == kReasonNodeLost ? kReasonNodeLost : "Disrupted");
       return;
     }
     refresh_nodes({});
-    mark_disrupted(disrupted_rank);
+    mark_disrupted(disrupted_rank, why == kReasonNodeLost ? kReasonNodeLost : "Disrupted");
     delete_current_pods();
     used += 1;
     begin_next_attempt();
@@ -701,12 +795,12 @@ class Reconciler {
     }
   }
 
-  void mark_disrupted(std::optional<int> rank) {
+  void mark_disrupted(std::optional<int> rank, const char* reason) {
     if (!rank) return;
     for (auto& n : r_.status.nodes) {
       if (n.rank != *rank) continue;
       if (n.phase == "Missing") n.phase = "Deleted";
-      n.reason = "Disrupted";
+      n.reason = reason;
     }
   }
 
@@ -719,6 +813,8 @@ class Reconciler {
   std::vector<const ObservedPod*> stale_;
   std::set<std::string> deleted_;
   std::set<int> creating_;
+  // Ranks whose pod waits for a pod of an earlier attempt to leave its name: why.
+  std::map<int, std::string> waiting_for_;
   bool stop_all_ = false;
 };
 

@@ -3,6 +3,7 @@
 // write. No I/O, so every phase transition is tested without a server.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,15 @@ struct Observed {
   std::vector<ObservedService> network_policies;  // NetworkPolicies labelled with it
   // Where the operator runs: its progress probe scrapes the ranks' metrics from there.
   std::string operator_namespace;
+  // The Nodes the pods above are scheduled to, by name, when the operator watches Nodes
+  // (--watch-nodes); one missing here is not known yet (never lost). Without nodes_watched
+  // nothing is known of nodes and no node is ever called lost.
+  bool nodes_watched = false;
+  std::map<std::string, ObservedNode> nodes;
+  // apiVersion of the PodGroup API the cluster serves ("scheduling.k8s.io/v1alpha2"), "" when
+  // it serves none: then placement is pod by pod (GangScheduling=False, NotServed); nullopt
+  // when not known (no PodGroup, no GangScheduling condition).
+  std::optional<std::string> pod_group_api;
 };
 
 struct ReconcileResult {
@@ -35,6 +45,9 @@ struct ReconcileResult {
 // Collateral exits (exit_code::kPeerLost) wait as long, under every policy, before a gang
 // with no other failure restarts as for a disruption.
 inline constexpr int64_t kExitCodeVerdictGraceSeconds = 10;
+
+// Status reason of a gang restart caused by a lost node, and of the ranks it ran.
+inline constexpr const char* kReasonNodeLost = "NodeLost";
 
 // parse_errors: type errors from api::parse_training_job; they fail the job like validation
 // errors do.

@@ -61,6 +61,8 @@ class Informer {
 
   const ObjectCache& cache() const { return cache_; }
   const Resource& resource() const { return resource_; }
+  // The namespace it watches ("" = all, or a cluster-scoped resource).
+  const std::string& watched_namespace() const { return ns_; }
   // The resourceVersion the cache reflects.
   std::string resource_version() const;
   // How often the watch has had to reconnect after an error (0 before start()).

@@ -33,6 +33,10 @@ const Resource& namespaces() {
   static const Resource r{"", "v1", "namespaces", "Namespace", false};
   return r;
 }
+const Resource& nodes() {
+  static const Resource r{"", "v1", "nodes", "Node", false};
+  return r;
+}
 const Resource& leases() {
   static const Resource r{"coordination.k8s.io", "v1", "leases", "Lease", true};
   return r;

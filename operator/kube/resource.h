@@ -23,6 +23,7 @@ const Resource& config_maps();
 const Resource& secrets();
 const Resource& network_policies();  // networking.k8s.io/v1
 const Resource& namespaces();
+const Resource& nodes();
 const Resource& leases();         // coordination.k8s.io/v1
 const Resource& training_jobs();  // ddp3d.io/v1alpha1
 }  // namespace resources

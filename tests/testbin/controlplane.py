@@ -20,14 +20,16 @@ def _run(args, **kw):
 
 
 class ControlPlane:
-    def __init__(self, directory):
+    def __init__(self, directory, extra_env=None):
+        """`extra_env`: variables for control-plane.sh start, e.g. APISERVER_FEATURE_GATES."""
         self.dir = os.path.abspath(directory)
         self.env = {}
+        self.extra_env = dict(extra_env or {})
         self.start_seconds = None
 
     # -- lifecycle -----------------------------------------------------------
     def start(self):
-        child_env = dict(os.environ, CONTROL_PLANE_OWNER_PID=str(os.getpid()))
+        child_env = dict(os.environ, CONTROL_PLANE_OWNER_PID=str(os.getpid()), **self.extra_env)
         t0 = time.monotonic()
         res = _run(["bash", SCRIPT, "start", self.dir], env=child_env)
         self.start_seconds = time.monotonic() - t0

@@ -38,6 +38,25 @@ app.kubernetes.io/part-of: ddp3d
 {{- end -}}
 
 {{/*
+"true" when the operator watches Nodes (--watch-nodes): watchNodes when set, else true for
+rbac.scope=cluster and false for rbac.scope=namespace, which grants nothing cluster-wide.
+*/}}
+{{- define "ddp3d.watchNodes" -}}
+{{- if kindIs "invalid" .Values.watchNodes -}}
+{{- eq (.Values.rbac.scope | default "cluster") "cluster" -}}
+{{- else -}}
+{{- if .Values.watchNodes }}true{{ else }}false{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Lost nodes (runPolicy.nodeLossTimeoutSeconds): the Node informer, read-only. */}}
+{{- define "ddp3d.nodeRules" -}}
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [list, watch]
+{{- end -}}
+
+{{/*
 The operator's rules: exactly the requests it makes, as the API server's audit log records
 them in tests/integration/operator/least_privilege_test.py (docs/operator.md, "RBAC").
 */}}
@@ -73,6 +92,11 @@ them in tests/integration/operator/least_privilege_test.py (docs/operator.md, "R
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
   verbs: [list, watch, create]
+# runPolicy.gangScheduling: one PodGroup per attempt (all-or-nothing placement). Create only:
+# garbage collection deletes them with the job.
+- apiGroups: [scheduling.k8s.io]
+  resources: [podgroups]
+  verbs: [create]
 - apiGroups: [""]
   resources: [events]
   verbs: [create]

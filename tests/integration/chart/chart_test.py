@@ -41,6 +41,8 @@ EXPECTED_CLUSTER = {
     "services": {"list", "watch", "create"},
     "secrets": {"create"},
     "networkpolicies.networking.k8s.io": {"list", "watch", "create"},
+    "podgroups.scheduling.k8s.io": {"create"},
+    "nodes": {"list", "watch"},  # watchNodes, read-only, cluster-wide
     "events": {"create"},
 }
 EXPECTED_RELEASE_NS = {"leases.coordination.k8s.io": {"get", "create", "update"}}
@@ -144,6 +146,32 @@ class ChartOfflineTest(unittest.TestCase):
             self.assertIn("namespace: ddp3d-system", d.split("subjects:")[1])
         deployment = next(d for d in docs if kind_of(d) == "Deployment")
         self.assertIn("- --namespace=team-a,team-b", deployment)
+
+    def test_node_watch_follows_the_scope_unless_set(self):
+        # Cluster scope: Nodes are read (the rule is in the ClusterRole) and watched.
+        docs = documents(self.template())
+        role = next(d for d in docs if kind_of(d) == "ClusterRole")
+        self.assertIn("resources: [nodes]", role)
+        deployment = next(d for d in docs if kind_of(d) == "Deployment")
+        self.assertIn("- --watch-nodes=true", deployment)
+        # Namespace scope grants nothing cluster-wide: no Node watch...
+        ns_sets = ("rbac.scope=namespace", "watchNamespaces={team-a}")
+        docs = documents(self.template(*ns_sets))
+        self.assertNotIn("ClusterRole", [kind_of(d) for d in docs])
+        self.assertIn("- --watch-nodes=false",
+                      next(d for d in docs if kind_of(d) == "Deployment"))
+        # ...unless asked for: then one ClusterRole that only reads Nodes.
+        docs = documents(self.template(*ns_sets, "watchNodes=true"))
+        roles = [d for d in docs if kind_of(d) == "ClusterRole"]
+        self.assertEqual(len(roles), 1)
+        self.assertIn("name: ddp3d-operator-nodes", roles[0])
+        self.assertEqual(roles[0].split("rules:")[1].split(), ["-", "apiGroups:", '[""]',
+                                                                "resources:", "[nodes]",
+                                                                "verbs:", "[list,", "watch]"])
+        self.assertIn("- --watch-nodes=true", next(d for d in docs if kind_of(d) == "Deployment"))
+        # And off in cluster scope.
+        docs = documents(self.template("watchNodes=false"))
+        self.assertNotIn("resources: [nodes]", next(d for d in docs if kind_of(d) == "ClusterRole"))
 
     def test_bad_rbac_scope_values_fail_naming_the_key(self):
         for sets, message in ((["rbac.scope=namespace"], "rbac.scope=namespace needs watchNamespaces"),
@@ -338,7 +366,11 @@ class ChartInstallTest(unittest.TestCase):
         for verb, resource, ns in [("get", "secrets", NS), ("list", "secrets", "team-b"),
                                    ("get", "configmaps", "team-b"), ("update", "pods", "team-b"),
                                    ("patch", "pods", "team-b"), ("create", "deployments.apps", NS),
-                                   ("list", "nodes", NS), ("update", "services", "team-b"),
+                                   ("get", "nodes", NS), ("update", "nodes", NS),
+                                   ("patch", "nodes/status", NS), ("delete", "nodes", NS),
+                                   ("get", "podgroups.scheduling.k8s.io", "team-b"),
+                                   ("delete", "podgroups.scheduling.k8s.io", "team-b"),
+                                   ("update", "services", "team-b"),
                                    ("create", "trainingjobs.ddp3d.io", "team-b"),
                                    ("update", "leases.coordination.k8s.io", "team-b"),
                                    ("delete", "leases.coordination.k8s.io", NS),

@@ -114,6 +114,11 @@ INVALID = [
     ("progressDeadlineSeconds not an integer",
      run_policy("bad-progress-type", progressDeadlineSeconds="10m"),
      ["spec.runPolicy.progressDeadlineSeconds", "must be of type integer"]),
+    ("negative nodeLossTimeoutSeconds", run_policy("bad-node-loss", nodeLossTimeoutSeconds=-1),
+     ["spec.runPolicy.nodeLossTimeoutSeconds", "greater than or equal to 0"]),
+    ("nodeLossTimeoutSeconds above a year",
+     run_policy("bad-node-loss-big", nodeLossTimeoutSeconds=31536001),
+     ["spec.runPolicy.nodeLossTimeoutSeconds", "less than or equal to 31536000"]),
 ]
 
 
@@ -199,7 +204,9 @@ class TrainingJobCRDTest(unittest.TestCase):
             self.assertEqual(spec["runPolicy"], {"restartPolicy": "OnFailure", "backoffLimit": 3,
                                                  "disruptionLimit": 10,
                                                  "cleanPodPolicy": "Running", "suspend": False,
-                                                 "autoResume": True})
+                                                 "autoResume": True,
+                                                 "nodeLossTimeoutSeconds": 30,
+                                                 "gangScheduling": True})
             self.assertEqual(spec["podSecurity"], "Restricted")
         finally:
             self.delete("defaults")

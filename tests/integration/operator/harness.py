@@ -30,6 +30,9 @@ SYSTEM_NS = "ddp3d-system"  # the chart's release namespace (ServiceAccount, Lea
 RELEASE = "ddp3d"
 SERVICE_ACCOUNT = "ddp3d-operator"
 CONFIG = "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"
+# kube-apiserver flags that serve the PodGroup API of Kubernetes 1.36 (alpha).
+POD_GROUP_API = {"APISERVER_FEATURE_GATES": "GenericWorkload=true",
+                 "APISERVER_RUNTIME_CONFIG": "scheduling.k8s.io/v1alpha2=true"}
 
 
 def wait_for(fn, timeout=30.0, what="condition", interval=0.2):
@@ -82,9 +85,11 @@ class Cluster:
     `helm_set`: extra `--set` values for the chart (e.g. rbac.scope=namespace);
     `namespaces`: namespaces created beside the release's."""
 
-    def __init__(self, helm_set=(), namespaces=(NS,)):
+    def __init__(self, helm_set=(), namespaces=(NS,), pod_groups=True):
         self.tmp = tempfile.mkdtemp(prefix="ddp3d-op-it-")
-        self.cp = ControlPlane(os.path.join(self.tmp, "cp"))
+        # The PodGroup API (scheduling.k8s.io/v1alpha2, gang placement) is served unless
+        # pod_groups is False: the operator's path on a cluster that has it.
+        self.cp = ControlPlane(os.path.join(self.tmp, "cp"), POD_GROUP_API if pod_groups else None)
         self.helm_set = list(helm_set)
         self.namespaces = list(namespaces)
 

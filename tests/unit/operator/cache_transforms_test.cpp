@@ -145,6 +145,36 @@ TEST(SlimService, KeepsNameUidAndOwner) {
   EXPECT_FALSE(slim.has_field("spec"));
 }
 
+TEST(SlimNode, KeepsOnlyTheReadyCondition) {
+  const value full = parse(R"({
+    "metadata": {"name": "worker-2", "uid": "n-uid", "resourceVersion": "7",
+      "labels": {"kubernetes.io/hostname": "worker-2"}, "managedFields": [{"manager": "x"}]},
+    "spec": {"podCIDR": "10.88.2.0/24", "taints": [{"key": "k", "effect": "NoSchedule"}]},
+    "status": {
+      "conditions": [
+        {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory",
+         "lastTransitionTime": "2026-12-01T10:00:00Z"},
+        {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+         "message": "Kubelet stopped posting node status.",
+         "lastHeartbeatTime": "2026-12-01T10:00:00Z",
+         "lastTransitionTime": "2026-12-01T10:05:00Z"}],
+      "images": [{"names": ["a"], "sizeBytes": 1}],
+      "nodeInfo": {"kubeletVersion": "v1.36.3"}}})");
+  const value slim = slim_node(full);
+  const ObservedNode node = observe_node(slim);
+  EXPECT_EQ(node, observe_node(full));
+  EXPECT_EQ(node.name, "worker-2");
+  EXPECT_EQ(node.ready, "Unknown");
+  EXPECT_EQ(node.reason, "NodeStatusUnknown");
+  EXPECT_EQ(node.ready_since, api::parse_rfc3339("2026-12-01T10:05:00Z"));
+  EXPECT_EQ(slim.at("status").at("conditions").size(), 1u);
+  EXPECT_FALSE(slim.at("status").has_field("images"));
+  EXPECT_FALSE(slim.has_field("spec"));
+  EXPECT_FALSE(slim.at("metadata").has_field("managedFields"));
+  EXPECT_EQ(observe_node(slim_node(value::null())).ready, "") << "garbage in: no throw";
+  EXPECT_EQ(observe_node(parse(R"({"status": {"conditions": 3}})")).ready, "");
+}
+
 TEST(SlimTrainingJob, ParsesTheSameAndKeepsOtherAnnotations) {
   value full = testing::job_json("pp", 4, 8);
   full["metadata"]["managedFields"] = parse(R"([{"manager": "kubectl"}])");

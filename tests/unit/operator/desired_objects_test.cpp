@@ -299,6 +299,23 @@ TEST(DesiredRendezvousSecret, ImmutableOwnedAndWithoutData) {
   EXPECT_FALSE(s.has_field("stringData"));
 }
 
+TEST(DesiredPodGroup, AGangOfTheJobsNodesOwnedByTheJob) {
+  const value g = desired_pod_group(job("pp", 3, 0), 2, "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ(g.at("apiVersion").as_string(), "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ(g.at("kind").as_string(), "PodGroup");
+  EXPECT_EQ(g.at("metadata").at("name").as_string(), "pp-gang-2");
+  EXPECT_EQ(g.at("metadata").at("namespace").as_string(), "ml");
+  EXPECT_EQ(g.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "2");
+  EXPECT_EQ(g.at("metadata").at("ownerReferences").at(0).at("kind").as_string(), "TrainingJob");
+  EXPECT_EQ(g.at("spec").at("schedulingPolicy").at("gang").at("minCount").as_integer(), 3);
+}
+
+TEST(DesiredPod, APodOfAGangNamesItsPodGroup) {
+  const value p = desired_pod(job("pp", 3, 0), 1, 2, "pp-gang-2");
+  EXPECT_EQ(p.at("spec").at("schedulingGroup").at("podGroupName").as_string(), "pp-gang-2");
+  EXPECT_FALSE(desired_pod(job("pp", 3, 0), 1, 2).at("spec").has_field("schedulingGroup"));
+}
+
 TEST(DesiredNetworkPolicy, PeersOnAllPortsScrapersOnMetricsPortsOnly) {
   auto j = job("pp", 2, 4);
   j.spec.metrics_port = 9400;

@@ -36,6 +36,9 @@ TEST(OperatorOptions, EveryFlag) {
   EXPECT_THROW(parse_operator_options({"--progress-probe-timeout-ms=5"}), UsageError);
   EXPECT_FALSE(parse_operator_options({"--metrics-address=0"}).metrics.enabled);
   EXPECT_FALSE(parse_operator_options({"--leader-elect=false"}).leader_elect);
+  EXPECT_TRUE(parse_operator_options({}).watch_nodes);
+  EXPECT_FALSE(parse_operator_options({"--watch-nodes=false"}).watch_nodes);
+  EXPECT_TRUE(parse_operator_options({"--watch-nodes"}).watch_nodes);
   EXPECT_TRUE(parse_operator_options({"-h"}).help);
 }
 
@@ -68,6 +71,7 @@ TEST(OperatorOptions, UsageErrorsNameTheFlag) {
       {{"--health-address", "example.com:80"}, "--health-address: host must be an IPv4"},
       {{"--metrics-address", ":70000"}, "--metrics-address: expected an integer in [0, 65535]"},
       {{"--leader-elect=maybe"}, "--leader-elect: expected true or false"},
+      {{"--watch-nodes=no"}, "--watch-nodes: expected true or false, got \"no\""},
       {{"--kubeconfig="}, "--kubeconfig: empty path"},
   };
   for (const auto& [args, want] : cases) {

@@ -797,9 +797,10 @@ TEST(Reconcile, PodThatVanishedRestartsTheGang) {
   const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
   expect_disruption_restart(r, 3);
   EXPECT_EQ(r.status.nodes[1].phase, "Deleted");
-  // The next passes create attempt 1 as the names come free (rank 1's at once, the others
-  // once their old pods are gone), never taking a not-yet-created pod of the new attempt for
-  // a vanished one.
+  // The next passes create attempt 1 once every name is free: while the old pods of ranks 0,
+  // 2 and 3 terminate, no pod of attempt 1 is created (no part of the gang waits for the rest),
+  // status says what it waits for, and a not-yet-created pod of the new attempt is never taken
+  // for a vanished one.
   auto next = j;
   next.status = r.status;
   Pods terminating = pods;
@@ -808,11 +809,11 @@ TEST(Reconcile, PodThatVanishedRestartsTheGang) {
   EXPECT_EQ(w.status.phase, Phase::kRestarting);
   EXPECT_EQ(w.status.disruptions, 1);
   EXPECT_EQ(deleted_pods(w), std::vector<std::string>{});
-  ASSERT_EQ(count(w, Action::Kind::kCreatePod), 1);
-  EXPECT_EQ(w.actions.back().name, "pp-node-1");
+  EXPECT_EQ(count(w, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(w.status.nodes[2].message, "waiting for pod pp-node-2 of attempt 0 to terminate");
   next.status = w.status;
-  const auto c = reconcile(next, {}, observed(next, {pod(next, 1, 1, "Pending")}), kT0 + 12);
-  EXPECT_EQ(count(c, Action::Kind::kCreatePod), 3);
+  const auto c = reconcile(next, {}, observed(next, {}), kT0 + 12);
+  EXPECT_EQ(count(c, Action::Kind::kCreatePod), 4);
   EXPECT_EQ(c.status.phase, Phase::kRestarting);
   EXPECT_EQ(c.status.disruptions, 1);
   EXPECT_EQ(c.status.attempt, 1);

@@ -109,11 +109,12 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   st.observed_generation = 7;
   st.conditions.push_back(
       {"Restarting", "True", "NodeFailed", "node 1 failed", "2026-11-30T10:01:00Z"});
-  st.nodes.push_back({0, "pp-node-0", "Running", std::nullopt, "", "uid-0", "", std::nullopt});
-  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled", "", "", std::nullopt});
+  st.nodes.push_back(
+      {0, "pp-node-0", "Running", std::nullopt, "", "uid-0", "", std::nullopt, "worker-3"});
+  st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled", "", "", std::nullopt, ""});
   // --- progress and startup (issue 10, points 4 and 5) ---
   st.nodes.push_back({2, "pp-node-2", "Pending", std::nullopt, "ImagePullBackOff", "uid-2",
-                      "container worker: Back-off pulling image", 1234});
+                      "container worker: Back-off pulling image", 1234, ""});
   st.attempt_start_time = "2026-11-30T10:02:00Z";
   TrainingProgress progress;
   progress.attempt = 3;
@@ -161,6 +162,32 @@ TEST(TrainingJobParse, ReadsTheDeadlines) {
   EXPECT_EQ(parsed.job.spec.run_policy.startup_deadline_seconds, 300);
   EXPECT_EQ(parsed.job.spec.run_policy.progress_deadline_seconds, 900);
   EXPECT_FALSE(testing::job().spec.run_policy.startup_deadline_seconds) << "no default";
+}
+
+TEST(TrainingJobParse, NodeLossTimeoutHasADefaultAndReadsAValue) {
+  EXPECT_EQ(testing::job().spec.run_policy.node_loss_timeout_seconds,
+            kDefaultNodeLossTimeoutSeconds);
+  auto v = testing::job_json();
+  v["spec"]["runPolicy"] = web::json::value::parse(R"({"nodeLossTimeoutSeconds": 0})");
+  const auto parsed = parse_training_job(v);
+  EXPECT_TRUE(parsed.errors.empty());
+  EXPECT_EQ(parsed.job.spec.run_policy.node_loss_timeout_seconds, 0);
+}
+
+TEST(TrainingJobStatus, EachRanksNodeRoundTrips) {
+  TrainingJobStatus st;
+  st.phase = Phase::kRunning;
+  NodeStatus n;
+  n.rank = 1;
+  n.pod = "pp-node-1";
+  n.phase = "Running";
+  n.node = "worker-7";
+  st.nodes.push_back(n);
+  const auto json = status_to_json(st);
+  EXPECT_EQ(json.at("nodes").at(0).at("node").as_string(), "worker-7");
+  std::vector<FieldError> errors;
+  EXPECT_EQ(status_from_json(json, &errors).nodes.at(0), n);
+  EXPECT_TRUE(errors.empty());
 }
 
 TEST(TrainingJobStatus, EarlyPhasesTakeReasonFromCreated) {

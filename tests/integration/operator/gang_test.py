@@ -1,0 +1,113 @@
+"""Gang placement against a real kube-apiserver, the operator running as the chart's
+ServiceAccount (docs/operator.md, "Gang placement").
+
+Served: with the PodGroup API on (Kubernetes 1.36's scheduling.k8s.io/v1alpha2 behind the
+GenericWorkload gate), every attempt gets its own PodGroup, owned by the job, with minCount =
+nnodes, created by the operator before its pods, and every pod of the attempt names it in
+spec.schedulingGroup (which the API server keeps: it drops the field when the API is off);
+the GangScheduling condition is True. NotServed: on a cluster without the API the pods are
+placed one by one, the condition says so, with one Warning event, and the operator's log
+says so once.
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (NS, Cluster, Kube, Kubelet, Operator,  # noqa: E402
+                     OperatorLogOnFailure, pods_of, training_job, wait_for)
+
+PODGROUPS = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{NS}/podgroups"
+
+
+def condition(job, kind):
+    return next((c for c in job.get("status", {}).get("conditions", []) if c["type"] == kind),
+                None)
+
+
+class GangBase(OperatorLogOnFailure, unittest.TestCase):
+    pod_groups = True
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(pod_groups=cls.pod_groups).start()
+        cls.kube = cls.cluster.kube
+        cls.kubelet = Kubelet(cls.kube)
+        cls.op = Operator(cls.cluster, "op-gang")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        cls.cluster.stop()
+
+    def job(self, name):
+        return self.kube.get(Kube.tj(NS, name))
+
+    def live_pods(self, name, attempt, n):
+        pods = [p for p in pods_of(self.kube, self.job(name))
+                if not p["metadata"].get("deletionTimestamp")
+                and p["metadata"]["labels"]["ddp3d.io/attempt"] == str(attempt)]
+        return pods if len(pods) == n else None
+
+
+class Served(GangBase):
+    def test_each_attempt_is_one_pod_group_that_its_pods_name(self):
+        self.kube.create(Kube.tj(NS), training_job("trio", nnodes=3, backoffLimit=2))
+        pods = wait_for(lambda: self.live_pods("trio", 0, 3), 30, "attempt 0's pods")
+        job = self.job("trio")
+        group = self.kube.get(f"{PODGROUPS}/trio-gang-0")
+        self.assertIsNotNone(group, "attempt 0's PodGroup")
+        self.assertEqual(group["spec"]["schedulingPolicy"], {"gang": {"minCount": 3}})
+        owner = group["metadata"]["ownerReferences"][0]
+        self.assertEqual((owner["kind"], owner["uid"], owner["controller"]),
+                         ("TrainingJob", job["metadata"]["uid"], True))
+        self.assertEqual(group["metadata"]["labels"]["ddp3d.io/attempt"], "0")
+        for p in pods:
+            self.assertEqual(p["spec"]["schedulingGroup"], {"podGroupName": "trio-gang-0"})
+        gang = wait_for(lambda: condition(self.job("trio"), "GangScheduling"), 30,
+                        "the GangScheduling condition")
+        self.assertEqual((gang["status"], gang["reason"]), ("True", "PodGroup"))
+        self.assertIn("PodGroup trio-gang-0, scheduling.k8s.io/v1alpha2", gang["message"])
+
+        # A gang restart: the next attempt is a PodGroup of its own.
+        for p in pods:
+            self.kubelet.set_running(p)
+        self.kubelet.set_terminated(pods[1], 137)
+        pods = wait_for(lambda: self.live_pods("trio", 1, 3), 30, "attempt 1's pods")
+        for p in pods:
+            self.assertEqual(p["spec"]["schedulingGroup"], {"podGroupName": "trio-gang-1"})
+        self.assertEqual(self.kube.get(f"{PODGROUPS}/trio-gang-1")["spec"]["schedulingPolicy"],
+                         {"gang": {"minCount": 3}})
+
+    def test_run_policy_turns_it_off(self):
+        self.kube.create(Kube.tj(NS), training_job("solo", nnodes=2, gangScheduling=False))
+        pods = wait_for(lambda: self.live_pods("solo", 0, 2), 30, "the pods")
+        for p in pods:
+            self.assertNotIn("schedulingGroup", p["spec"])
+        self.assertIsNone(self.kube.get(f"{PODGROUPS}/solo-gang-0"))
+        gang = wait_for(lambda: condition(self.job("solo"), "GangScheduling"), 30, "the condition")
+        self.assertEqual((gang["status"], gang["reason"]), ("False", "Disabled"))
+
+
+class NotServed(GangBase):
+    pod_groups = False
+
+    def test_pods_are_placed_one_by_one_and_the_job_says_so(self):
+        self.kube.create(Kube.tj(NS), training_job("plain", nnodes=2))
+        pods = wait_for(lambda: self.live_pods("plain", 0, 2), 30, "the pods")
+        for p in pods:
+            self.assertNotIn("schedulingGroup", p["spec"])
+        gang = wait_for(lambda: condition(self.job("plain"), "GangScheduling"), 30, "the condition")
+        self.assertEqual((gang["status"], gang["reason"]), ("False", "NotServed"))
+        self.assertIn("placement is not all-or-nothing", gang["message"])
+        events = wait_for(lambda: [e for e in self.kube.list(Kube.core(NS, "events"))
+                                   if e["involvedObject"]["name"] == "plain"
+                                   and e["reason"] == "NotServed"], 30, "the Warning event")
+        self.assertEqual(len(events), 1)
+        self.assertEqual(events[0]["type"], "Warning")
+        self.assertEqual(self.op.logs().count("the cluster serves no PodGroup API"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
