@@ -7,11 +7,15 @@
 #       docker/operator.Dockerfile --target prebuilt
 # (docker.io/ddp3d/...: what Kubernetes normalises the pods' `ddp3d/worker:dev` to.)
 #
-#   tools/build_images.sh [--only worker|operator] [--load CONTAINERD_SOCK] [--print]
+#   tools/build_images.sh [--only worker|operator] [--load CONTAINERD_SOCK]
+#                         [--load-cluster CLUSTER_DIR] [--print]
 #     --only   build one image
 #     --load   import the archives into the containerd at CONTAINERD_SOCK (namespace
 #              k8s.io) with $CTR (default: the test cluster's ctr, else ctr on PATH);
 #              skipped when that containerd already has the same manifest
+#     --load-cluster  the same into every node's containerd of the test cluster that
+#              tests/cluster/up.sh CLUSTER_DIR started (NODE_<i>_CONTAINERD_SOCK in its
+#              cluster.env); a powered-off node (node.sh) is skipped, with a warning
 #     --print  print the archives' paths on stdout, one a line (after building)
 #
 # The base image is Debian bookworm made here by mmdebstrap (minbase, merged /usr, dpkg
@@ -36,12 +40,13 @@ log() { echo "build-images: $*" >&2; }
 die() { echo "build-images: $*" >&2; exit 1; }
 usage() { sed -n '/^#   tools/,/^#     --print/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-only="" sock="" print=0
+only="" socks=() cluster_dir="" print=0
 while (($#)); do
   case "$1" in
   --only) [[ "${2:-}" == worker || "${2:-}" == operator ]] || die "--only takes worker or operator"
     only="$2"; shift 2 ;;
-  --load) [[ -n "${2:-}" ]] || die "--load takes the containerd socket's path"; sock="$2"; shift 2 ;;
+  --load) [[ -n "${2:-}" ]] || die "--load takes the containerd socket's path"; socks+=("$2"); shift 2 ;;
+  --load-cluster) [[ -n "${2:-}" ]] || die "--load-cluster takes the test cluster's DIR"; cluster_dir="$2"; shift 2 ;;
   --print) print=1; shift ;;
   -h|--help) usage ;;
   *) echo "build-images: unknown argument $1" >&2; usage ;;
@@ -61,14 +66,32 @@ declare -A DOCKERFILE=([worker]=docker/worker-cpu.Dockerfile [operator]=docker/o
 for n in "${names[@]}"; do
   [[ -x "${BIN[$n]}" ]] || missing+=("${BIN[$n]} not built: run tools/setup.sh (or set DDP3D_BUILD_DIR)")
 done
-if [[ -n "$sock" ]]; then
+if [[ -n "$cluster_dir" ]]; then
+  if [[ ! -f "$cluster_dir/cluster.env" ]]; then
+    missing+=("--load-cluster $cluster_dir: no cluster.env there (start one with tests/cluster/up.sh $cluster_dir)")
+  else
+    # Every node's socket, and whether it is powered on (POWER=off after node.sh poweroff).
+    while IFS=' ' read -r node_sock node_power node_name; do
+      if [[ "$node_power" == off ]]; then
+        log "--load-cluster: node $node_name is powered off; not loading it"
+      else
+        socks+=("$node_sock")
+      fi
+    done < <(bash -c 'set -a; source "$1"; for ((i = 0; i < ${NODE_COUNT:-1}; i++)); do
+        s="NODE_${i}_CONTAINERD_SOCK" p="NODE_${i}_POWER" n="NODE_${i}_NAME"
+        echo "${!s:-$CONTAINERD_SOCK} ${!p:-on} ${!n:-$NODE_NAME}"; done' _ "$cluster_dir/cluster.env")
+  fi
+fi
+if ((${#socks[@]})); then
   if [[ -z "${CTR:-}" ]]; then
     k8s_version="$(source "$ROOT/tests/cluster/versions.sh" && echo "$K8S_VERSION")"
     CTR="$CACHE/cluster/$k8s_version/bin/ctr"
     [[ -x "$CTR" ]] || CTR="$(command -v ctr || true)"
   fi
   [[ -n "$CTR" && -x "$CTR" ]] || missing+=("no ctr for --load: set CTR, or build the test cluster's (tests/cluster/build.sh runtime)")
-  [[ -S "$sock" ]] || missing+=("--load $sock: not a socket (is containerd running?)")
+  for sock in "${socks[@]}"; do
+    [[ -S "$sock" ]] || missing+=("--load $sock: not a socket (is containerd running?)")
+  done
 fi
 if ((${#missing[@]})); then
   printf 'build-images: %s\n' "${missing[@]}" >&2
@@ -246,8 +269,8 @@ manifest_digest() { # archive
   tar -xOf "$1" index.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["manifests"][0]["digest"])'
 }
 
-load_image() { # name
-  local n="$1" out="$IMAGES/$1-dev.tar" ref="docker.io/ddp3d/$1:dev" digest
+load_image() { # name sock
+  local n="$1" sock="$2" out="$IMAGES/$1-dev.tar" ref="docker.io/ddp3d/$1:dev" digest
   digest="$(manifest_digest "$out")"
   if "$CTR" --address "$sock" -n k8s.io images ls "name==$ref" 2>/dev/null | grep -q "$digest"; then
     log "$n: $ref already in $sock"
@@ -263,11 +286,11 @@ done
 for old in $(bh images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/ddp3d/base:' | grep -vxF "$base_ref" || true); do
   bh rmi "$old" >/dev/null 2>&1 || true
 done
-if [[ -n "$sock" ]]; then
+for sock in "${socks[@]}"; do
   for n in "${names[@]}"; do
-    load_image "$n"
+    load_image "$n" "$sock"
   done
-fi
+done
 if ((print)); then
   for n in "${names[@]}"; do
     echo "$IMAGES/$n-dev.tar"

@@ -21,6 +21,9 @@
 # advertises (the `kubernetes` Service's endpoint); tests/cluster sets its pod bridge's
 # gateway so that pods reach it through that Service. Its serving certificate names it.
 # DIR/audit.log (JSON lines) records every request made by a ServiceAccount.
+# APISERVER_FEATURE_GATES (A=true,B=false) and APISERVER_RUNTIME_CONFIG (e.g.
+# scheduling.k8s.io/v1alpha2=true), given at start, become kube-apiserver's
+# --feature-gates and --runtime-config, kept in DIR/env for start-apiserver.
 #
 # Without kube-controller-manager nothing creates "default" ServiceAccounts, runs
 # garbage collection (ownerReference cascades) or finalizes deleted namespaces.
@@ -29,6 +32,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 KUBECTL="${KUBECTL:-kubectl}"
 APISERVER_ADDRESS="${APISERVER_ADDRESS:-127.0.0.1}"
+APISERVER_FEATURE_GATES="${APISERVER_FEATURE_GATES:-}"
+APISERVER_RUNTIME_CONFIG="${APISERVER_RUNTIME_CONFIG:-}"
 kubectl_in() { # dir args... — admin kubectl whose discovery cache stays inside DIR
   local dir="$1"; shift
   KUBECACHEDIR="$dir/kube-cache" "$KUBECTL" --kubeconfig "$dir/kubeconfig" "$@"
@@ -99,6 +104,8 @@ CONTROL_PLANE_DIR=$dir
 KUBECONFIG=$dir/kubeconfig
 APISERVER_URL=https://$APISERVER_ADDRESS:$APISERVER_PORT
 APISERVER_ADDRESS=$APISERVER_ADDRESS
+APISERVER_FEATURE_GATES=$APISERVER_FEATURE_GATES
+APISERVER_RUNTIME_CONFIG=$APISERVER_RUNTIME_CONFIG
 APISERVER_PORT=$APISERVER_PORT
 APISERVER_PID=$APISERVER_PID
 ETCD_URL=http://127.0.0.1:$ETCD_PORT
@@ -168,8 +175,10 @@ EOF_POLICY
 }
 
 launch_apiserver() { # dir
-  local dir="$1" pki="$1/pki" kubelet_client=()
+  local dir="$1" pki="$1/pki" kubelet_client=() extra=()
   write_audit_policy "$dir"
+  [[ -n "${APISERVER_FEATURE_GATES:-}" ]] && extra+=(--feature-gates "$APISERVER_FEATURE_GATES")
+  [[ -n "${APISERVER_RUNTIME_CONFIG:-}" ]] && extra+=(--runtime-config "$APISERVER_RUNTIME_CONFIG")
   # A DIR whose certificates predate the kubelet client certificate still starts.
   [[ -f "$pki/apiserver-kubelet-client.crt" ]] &&
     kubelet_client=(--kubelet-client-certificate "$pki/apiserver-kubelet-client.crt"
@@ -191,7 +200,7 @@ launch_apiserver() { # dir
     --enable-admission-plugins OwnerReferencesPermissionEnforcement \
     --audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" \
     --audit-log-format json --audit-log-maxbackup 1 --audit-log-maxsize 200 \
-    "${kubelet_client[@]}" \
+    "${kubelet_client[@]}" "${extra[@]}" \
     </dev/null >>"$dir/kube-apiserver.log" 2>&1 &
   APISERVER_PID=$!
 }
@@ -209,12 +218,13 @@ cmd_start() {
   [[ -n "$dir" ]] || die "usage: $0 start DIR"
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
-  local address="$APISERVER_ADDRESS"
+  local address="$APISERVER_ADDRESS" gates="$APISERVER_FEATURE_GATES" runtime_config="$APISERVER_RUNTIME_CONFIG"
   if [[ -f "$dir/env" ]]; then
     load_env "$dir"
     owns "${APISERVER_PID:-}" "$dir" && die "a control plane is already running in $dir (stop it first)"
   fi
-  APISERVER_ADDRESS="$address"  # the caller's, not an earlier start's
+  # the caller's, not an earlier start's
+  APISERVER_ADDRESS="$address" APISERVER_FEATURE_GATES="$gates" APISERVER_RUNTIME_CONFIG="$runtime_config"
   local t0=$SECONDS
   TESTBIN="$(bash "$here/build.sh")"
   [[ -f "$dir/pki/ca.crt" ]] || gen_certs "$dir/pki"
