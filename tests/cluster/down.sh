@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Stops the cluster that up.sh DIR started and leaves no process, mount, network
-# namespace or interface of it behind; exits non-zero, naming them, if any remain.
+# Stops the cluster that up.sh DIR started (every node, powered on or off) and leaves no
+# process, mount, network namespace, interface, route, iptables rule, cgroup or changed
+# sysctl of it behind; exits non-zero, naming them, if any remain.
 # Idempotent: safe on a DIR whose cluster is half started, already down, or never was.
 #
 #   down.sh DIR
 #
 # Order: controllers first (nothing recreates or schedules pods), then the pods are
 # deleted while the kubelet still runs, so that it stops their sandboxes through CRI
-# and CNI DEL releases their addresses and veths; then the kubelet, CoreDNS,
-# containerd, its shims, whatever still runs in the pods' cgroups, the control plane,
-# the mounts, the bridge. DIR keeps its logs.
+# and CNI DEL releases their addresses and veths; then the kubelets, CoreDNS,
+# the containerds, their shims, whatever still runs in the pods' cgroups, the control
+# plane, the mounts, the bridges, the blackhole route and the guard chain. DIR keeps its
+# logs.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,8 +24,15 @@ dir="${1:-}"
 dir="$(cd "$dir" && pwd)"
 cluster_paths "$dir"
 CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
-KUBE_PROXY_PID=""
-[[ -f "$dir/cluster.env" ]] && load_cluster_env
+KUBE_PROXY_PID="" NODE_COUNT=1
+if [[ -f "$dir/cluster.env" ]]; then
+  # A node.sh poweron under way would start processes behind this stop's back.
+  exec 9>>"$dir/.node.lock"
+  flock -w 120 9 || log "a node.sh on $dir still runs after 120 s; stopping anyway"
+  load_cluster_env
+else
+  node_init 0
+fi
 
 # shellcheck source=../lib/process.sh
 source "$here/../lib/process.sh"
@@ -37,12 +46,23 @@ watchdog_of_dir() { # pid
 
 alive() { owns "$1" "$dir"; }
 
-containerd_tasks() { ctr_ tasks ls -q 2>/dev/null; }
+# Running tasks in every node's containerd that still runs.
+containerd_tasks() {
+  local i
+  for ((i = 0; i < NODE_COUNT; i++)); do
+    alive "$(nv "$i" CONTAINERD_PID)" && ctr_node "$i" tasks ls -q 2>/dev/null
+  done
+  return 0
+}
 # containerd removes a pod's netns mount only after CNI DEL released its address and veth.
 pod_netns() { findmnt -rn -t nsfs -o TARGET 2>/dev/null | grep -F "$RUN/" || true; }
 
 delete_pods() {
-  alive "$KUBELET_PID" && alive "$CONTAINERD_PID" && [[ -f "$dir/env" ]] || return 0
+  local i any=0
+  for ((i = 0; i < NODE_COUNT; i++)); do
+    alive "$(nv "$i" KUBELET_PID)" && alive "$(nv "$i" CONTAINERD_PID)" && any=1
+  done
+  ((any)) && [[ -f "$dir/env" ]] || return 0
   kubectl_admin delete pods --all --all-namespaces --grace-period=0 --force --wait=false \
     >/dev/null 2>&1 || true
   # The kubelet kills each container and stops its sandbox (CNI DEL) once it sees the
@@ -55,21 +75,31 @@ delete_pods() {
   log "after 90s, pods' tasks still running: $(containerd_tasks | tr '\n' ' ') netns: $(pod_netns | tr '\n' ' ')"
 }
 
-kill_tasks() { # what the kubelet did not stop
-  alive "$CONTAINERD_PID" || return 0
-  local t
-  for t in $(containerd_tasks); do
-    ctr_ tasks kill --all --signal SIGKILL "$t" >/dev/null 2>&1 || true
+kill_tasks() { # what the kubelets did not stop
+  local i t
+  for ((i = 0; i < NODE_COUNT; i++)); do
+    alive "$(nv "$i" CONTAINERD_PID)" || continue
+    for t in $(ctr_node "$i" tasks ls -q 2>/dev/null); do
+      ctr_node "$i" tasks kill --all --signal SIGKILL "$t" >/dev/null 2>&1 || true
+    done
   done
 }
 
-# Pod processes live in the kubelet's cgroups (cgroupfs driver: /kubepods/...). Anything
-# left there once the shims are gone is killed, then the cgroups are removed.
+# Pod processes live in the kubelets' cgroups (cgroupfs driver: /kubepods/... for node 0,
+# /NODE/kubepods/... for node i>0, whose cgroup root itself goes too). Anything left there
+# once the shims are gone is killed, then the cgroups are removed.
 kubepods_cgroups() {
-  local h
+  local h i
   for h in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
     [[ -d "$h" ]] && find "$h" -depth -type d
   done
+  for ((i = 1; i < NODE_COUNT; i++)); do node_cgroups "$i"; done
+  # Node roots of a cluster whose cluster.env is gone: this DIR holds the machine's cluster.
+  if [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]]; then
+    for h in /sys/fs/cgroup/*/ddp3d-node-*; do
+      [[ -d "$h" ]] && find "$h" -depth -type d
+    done
+  fi
   return 0
 }
 clean_cgroups() {
@@ -81,7 +111,9 @@ clean_cgroups() {
     kill -KILL $pids 2>/dev/null || true
     sleep 0.1
   done
-  for cg in $(kubepods_cgroups); do rmdir "$cg" 2>/dev/null || true; done
+  for cg in $(kubepods_cgroups | sort -u | awk '{ print length($0) " " $0 }' | sort -rn | cut -d' ' -f2-); do
+    rmdir "$cg" 2>/dev/null || true
+  done
 }
 
 unmount_all() {
@@ -91,15 +123,33 @@ unmount_all() {
   done
 }
 
+cluster_bridges() {
+  ip -o link show type bridge 2>/dev/null | awk -F': ' '{ print $2 }' | grep -E '^ddp3d[0-9]+$' || true
+}
 remove_links() {
-  # Only the cluster that holds the bridge removes it.
+  # Only the cluster that holds the bridges removes them (one cluster per machine).
   [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] || return 0
-  local l
-  for l in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
-    ip link del "$l" 2>/dev/null || true
+  local l br
+  for br in $(cluster_bridges); do
+    for l in $(ip -o link show master "$br" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
+      ip link del "$l" 2>/dev/null || true
+    done
+    ip link del "$br" 2>/dev/null || true
   done
-  ip link del "$BRIDGE" 2>/dev/null || true
-  rm -f "$MACHINE_OWNER"
+}
+
+# The blackhole route for the cluster's 10.88.0.0/16 and the guard chain (up.sh's
+# create_network), once no bridge routes pod traffic any more.
+cluster_routes() { ip -4 route show 2>/dev/null | grep -E '(^| )10\.88\.' || true; }
+guard_rules() {
+  iptables-save -t filter 2>/dev/null | grep -c -e "^:$GUARD_CHAIN " -e "-j $GUARD_CHAIN\$" -e "^-A $GUARD_CHAIN " || true
+}
+remove_network_guards() {
+  [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] || return 0
+  while ip -4 route del blackhole "$CLUSTER_CIDR" 2>/dev/null; do :; done
+  while iptables -w -D FORWARD -j "$GUARD_CHAIN" 2>/dev/null; do :; done
+  iptables -w -F "$GUARD_CHAIN" 2>/dev/null || true
+  iptables -w -X "$GUARD_CHAIN" 2>/dev/null || true
 }
 
 # The KUBE-* chains of kube-proxy (Service rules) and of the kubelet (KUBE-FIREWALL,
@@ -149,24 +199,26 @@ main() {
   stop_pid "$KCM_PID" kube-controller-manager
   stop_pid "$SCHEDULER_PID" kube-scheduler
   [[ -n "$CACHE" ]] && delete_pods
-  stop_pid "$KUBELET_PID" kubelet
+  local i
+  for ((i = 0; i < NODE_COUNT; i++)); do stop_pid "$(nv "$i" KUBELET_PID)" "kubelet of $(nv "$i" NAME)"; done
   stop_pid "$COREDNS_PID" coredns
   stop_pid "$KUBE_PROXY_PID" kube-proxy
   local held=0
   [[ "$(cat "$MACHINE_OWNER" 2>/dev/null)" == "$dir" ]] && held=1
   remove_kube_rules
   [[ -n "$CACHE" ]] && kill_tasks
-  stop_pid "$CONTAINERD_PID" containerd
+  for ((i = 0; i < NODE_COUNT; i++)); do stop_pid "$(nv "$i" CONTAINERD_PID)" "containerd of $(nv "$i" NAME)"; done
   # Shims outlive containerd by design; theirs name RUN on their command lines.
   local p
   for p in $(owned_pids "$dir"); do
     [[ "$({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null)" == *containerd-shim* ]] && { kill -KILL "$p" 2>/dev/null || true; }
   done
   clean_cgroups
-  restore_sysctls
   bash "$here/../testbin/control-plane.sh" stop "$dir" >/dev/null 2>&1 || true
   unmount_all
   remove_links
+  remove_network_guards
+  ((held)) && rm -f "$MACHINE_OWNER"
   rm -rf "$RUN"
   # What the kubelet, the shims and libcni keep at fixed paths: links to container logs
   # that point here, this network's cached CNI results (left only if a sandbox was never
@@ -176,9 +228,12 @@ main() {
   stale="$({ find /var/lib/cni/results -maxdepth 1 -name 'ddp3d-*' 2>/dev/null || true; } | wc -l)"
   ((stale == 0)) || log "removing $stale cached CNI results of sandboxes that were not torn down"
   rm -f /var/lib/cni/results/ddp3d-* /var/lib/kubelet/device-plugins/kubelet.sock
+  clean_stale_shim_sockets
   rmdir /var/lib/cni/results /var/lib/cni /var/lib/kubelet/device-plugins /var/lib/kubelet \
     /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd/fifo /run/containerd/s \
     /run/containerd /var/log/containers 2>/dev/null || true
+  # Last: the CNI bridge plugin turns IPv4 forwarding on at each pod it adds.
+  restore_sysctls
   rm -f "$dir/cluster.env"
 
   # Verify, so that a leak fails loudly here rather than in the next test.
@@ -186,15 +241,24 @@ main() {
   for p in $(owned_pids "$dir"); do left+=("process $p: $({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | cut -c1-120)"); done
   for p in $(owned_mounts "$dir"); do left+=("mount $p"); done
   for p in $(kubepods_cgroups); do
-    [[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ]] && left+=("processes in cgroup $p")
+    if [[ -n "$(cat "$p/cgroup.procs" 2>/dev/null)" ]]; then
+      left+=("processes in cgroup $p")
+    elif [[ "$p" == /sys/fs/cgroup/*/ddp3d-node-* ]]; then
+      left+=("cgroup $p")
+    fi
   done
-  ((held)) && ip link show "$BRIDGE" >/dev/null 2>&1 && left+=("bridge $BRIDGE")
-  ((held)) && [[ "$(kube_rules)" != 0 ]] && left+=("$(kube_rules) iptables rules/chains named KUBE-*")
+  if ((held)); then
+    for p in $(cluster_bridges); do left+=("bridge $p"); done
+    [[ "$(kube_rules)" != 0 ]] && left+=("$(kube_rules) iptables rules/chains named KUBE-*")
+    [[ "$(guard_rules)" != 0 ]] && left+=("$(guard_rules) iptables rules/chains of $GUARD_CHAIN")
+    while IFS= read -r p; do [[ -n "$p" ]] && left+=("route $p"); done < <(cluster_routes)
+  fi
+  [[ -f "$dir/sysctl.saved" ]] && left+=("sysctls not restored ($dir/sysctl.saved)")
   if ((${#left[@]})); then
     printf 'cluster: left behind: %s\n' "${left[@]}" >&2
     exit 1
   fi
-  log "stopped; no process, mount, netns or interface left"
+  log "stopped; no process, mount, netns, interface, route or rule left"
 }
 
 main
