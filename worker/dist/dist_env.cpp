@@ -63,6 +63,7 @@ DistEnv dist_env_from_environment() {
   e.master_port = env_int("MASTER_PORT", env_int("PORT", 29500, 1, 65535), 1, 65535);
   e.gpus = env_int("GPUS", 0, 0, 1024);
   e.rendezvous_token = env_token("DDP3D_RENDEZVOUS_TOKEN");
+  e.attempt = env_int("DDP3D_ATTEMPT", -1, 0, 1 << 30);
   return e;
 }
 

@@ -18,6 +18,10 @@ struct DistEnv {
   int gpus = 0;
   // DDP3D_RENDEZVOUS_TOKEN: the job's rendezvous secret (rendezvous_auth.h); empty = none.
   std::string rendezvous_token;
+  // DDP3D_ATTEMPT: the operator's restart attempt, -1 when unset (bare metal). Every key of
+  // the rendezvous lives under it, so a rank left over from an earlier attempt (a pod on a
+  // lost node that still runs) can never be counted in, or disturb, a later attempt's.
+  int attempt = -1;
 };
 
 // Reads the contract from the environment. With no RANK/WORLD_SIZE at all (launcher

@@ -90,7 +90,14 @@ c10::intrusive_ptr<c10d::Store> connect_store(const DistEnv& env,
   opts.waitWorkers = false;  // joining is checked below, with our own message
   opts.timeout = options.timeout;
   try {
-    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
+    c10::intrusive_ptr<c10d::Store> store =
+        c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
+    // One key space per attempt: a rank of another attempt that reaches this store joins
+    // nothing here and times out on its own.
+    if (env.attempt >= 0) {
+      store = c10::make_intrusive<c10d::PrefixStore>("ddp3d/attempt-" + std::to_string(env.attempt),
+                                                     std::move(store));
+    }
     // Every rank announces itself and waits for all: a missing rank fails here, not in the
     // first collective.
     store->add("ddp3d/joined", 1);
@@ -110,6 +117,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const DistEnv& env,
     throw std::runtime_error("rendezvous at MASTER_ADDR:MASTER_PORT=" + endpoint(env) +
                              " did not complete within " + seconds(options.timeout) + " (rank " +
                              std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                             (env.attempt >= 0 ? ", attempt " + std::to_string(env.attempt) : "") +
                              "): " + reason.substr(0, reason.find('\n')));
   }
 }
