@@ -318,11 +318,12 @@ class OperatorImageTest(DebianPayloadImage, unittest.TestCase):
         template = read("charts/ddp3d/templates/deployment.yaml")
         flags = sorted(set(re.findall(r"^\s*- (--[a-z-]+)", template, re.M)))
         self.assertEqual(flags, ["--allowed-service-accounts", "--health-address", "--leader-elect",
-                                 "--metrics-address", "--namespace", "--trusted-namespaces"])
+                                 "--metrics-address", "--namespace", "--trusted-namespaces",
+                                 "--watch-nodes"])
         # The chart's rendered form (values.yaml defaults), parsed by the real binary.
         argv = ["--leader-elect", "--metrics-address=:8080", "--health-address=:8081",
                 "--namespace=a,b", "--trusted-namespaces=c", "--allowed-service-accounts=default",
-                "--help"]
+                "--watch-nodes=true", "--help"]
         res = subprocess.run([OPERATOR_BIN, *argv], capture_output=True, text=True, timeout=30)
         self.assertEqual(res.returncode, 0, res.stderr)
         res = subprocess.run([OPERATOR_BIN, "--no-such-flag", "--help"], capture_output=True,
