@@ -238,7 +238,9 @@ EOF
 start_bg() { # var log command... — setsid'd, appending to LOG (a path, or NAME for DIR/logs/NAME.log)
   local var="$1" logf="$2"; shift 2
   [[ "$logf" == /* ]] || logf="$dir/logs/$logf.log"
-  setsid "$@" </dev/null >>"$logf" 2>&1 &
+  # Without fd 9: node.sh holds its lock there, and a daemon that inherited it would hold
+  # the lock for its whole life.
+  setsid "$@" </dev/null >>"$logf" 2>&1 9>&- &
   printf -v "$var" '%s' "$!"
   write_cluster_env
 }
