@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/io/regular_file.h"
+#include "common/random_hex.h"
 
 namespace ddp3d::io {
 namespace fs = std::filesystem;
@@ -19,11 +20,14 @@ std::string errno_text(int e) {
   return std::strerror(e);
 }
 
-// Unique per process and call, so concurrent writers of one path never share a temp file.
+// Unique per process and call, so concurrent writers of one path never share a temp file:
+// also processes on other machines or in other pods writing to one shared volume, where
+// process ids repeat (every pod's first process is pid 1).
 fs::path temp_path_for(const fs::path& path) {
   static std::atomic<unsigned> counter{0};
+  static const std::string process_tag = random_hex(6, "a temporary file name");
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  return dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+  return dir / ("." + path.filename().string() + ".tmp-" + process_tag + "-" +
                 std::to_string(counter.fetch_add(1)));
 }
 

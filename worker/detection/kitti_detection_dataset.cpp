@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include "common/io/atomic_file.h"
 #include "common/io/regular_file.h"
 #include "common/log.h"
+#include "common/random_hex.h"
 #include "worker/detection/kitti_eval_record.h"
 
 namespace ddp3d::detection {
@@ -118,7 +118,8 @@ void ensure_synthetic_kitti(const std::string& root, const data::SynthKittiOptio
   // Write next to the target and rename: a reader never sees a half-written dataset, and of
   // several ranks writing at once one rename wins and the others discard their copy.
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
-  const fs::path tmp = root + ".tmp-" + std::to_string(::getpid());
+  // Random, not the pid: ranks in other pods on one shared volume have the same pids.
+  const fs::path tmp = root + ".tmp-" + random_hex(6, "a temporary folder name");
   fs::remove_all(tmp);
   log::info("writing a synthetic KITTI dataset (" + want + ") to " + root);
   const data::SynthKittiStats stats = data::write_synthetic_kitti(tmp.string(), options);
