@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "worker/config/config.h"
 #include "worker/dist/dist_env.h"
+#include "worker/dist/peer_loss_error.h"
 #include "worker/dist/process_group.h"
 #include "worker/engine/checkpoint.h"
 #include "worker/engine/checkpoint_file.h"
@@ -70,7 +71,15 @@ int guarded(const char* usage, F&& body) {
     ddp3d::log::error(e.what());
     return 1;
   } catch (const std::exception& e) {
-    ddp3d::log::error(e.what());
+    const std::string what = e.what();
+    if (dist::is_peer_loss_error(what)) {
+      // A peer died under a collective (its process was killed, its node lost): the same
+      // outcome as a heartbeat that found it gone.
+      ddp3d::log::error("a peer was lost: " + what.substr(0, what.find('\n')) +
+                        "; stopping with exit code " + std::to_string(exit_code::kPeerLost));
+      return exit_code::kPeerLost;
+    }
+    ddp3d::log::error(what);
     return 1;
   }
 }
