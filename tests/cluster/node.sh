@@ -92,6 +92,16 @@ cmd_poweroff() {
     log "$name is already powered off; nothing done"
     return 0
   fi
+  # The network goes first, as in a power cut: nothing the dying processes send (the FIN or
+  # RST of every socket the kernel closes for them) reaches a peer, and every later packet to
+  # the node's addresses is dropped without an answer (its subnet falls into the blackhole
+  # route), so peers see silence, not a closed connection.
+  local l
+  for l in $(ip -o link show master "$br" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
+    ip link set "$l" down 2>/dev/null || true
+  done
+  ip addr flush dev "$br" 2>/dev/null || true
+  ip link set "$br" down 2>/dev/null || true
   # All at once, then again for what a dying shim or a container forked meanwhile.
   for ((n = 0; n < 50; n++)); do
     pids="$(node_processes "$i" | sort -u | tr '\n' ' ')"
@@ -107,7 +117,6 @@ cmd_poweroff() {
   # rootfs overlays), so the pods' network namespaces and their veths are gone; the run
   # dir; the pod cgroups; the NIC's link and address.
   unmount_under "$(nv "$i" DIR)" "$(nv "$i" RUN)"
-  local l
   for l in $(ip -o link show master "$br" 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1); do
     ip link del "$l" 2>/dev/null || true
   done
