@@ -15,8 +15,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (NS, Cluster, Kube, Kubelet, Operator,  # noqa: E402
-                     OperatorLogOnFailure, pods_of, training_job, wait_for)
+from harness import NS, Kube, OperatorSuite, pods_of, training_job, wait_for  # noqa: E402
 
 PODGROUPS = f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{NS}/podgroups"
 
@@ -26,23 +25,8 @@ def condition(job, kind):
                 None)
 
 
-class GangBase(OperatorLogOnFailure, unittest.TestCase):
-    pod_groups = True
-
-    @classmethod
-    def setUpClass(cls):
-        cls.cluster = Cluster(pod_groups=cls.pod_groups).start()
-        cls.kube = cls.cluster.kube
-        cls.kubelet = Kubelet(cls.kube)
-        cls.op = Operator(cls.cluster, "op-gang")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.op.stop()
-        cls.cluster.stop()
-
-    def job(self, name):
-        return self.kube.get(Kube.tj(NS, name))
+class GangBase(OperatorSuite):
+    operator_name = "op-gang"
 
     def live_pods(self, name, attempt, n):
         pods = [p for p in pods_of(self.kube, self.job(name))
@@ -91,7 +75,7 @@ class Served(GangBase):
 
 
 class NotServed(GangBase):
-    pod_groups = False
+    cluster_args = {"pod_groups": False}
 
     def test_pods_are_placed_one_by_one_and_the_job_says_so(self):
         self.kube.create(Kube.tj(NS), training_job("plain", nnodes=2))

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 import urllib.request
 
 SOURCE_DIR = os.environ.get(
@@ -148,6 +149,28 @@ class OperatorLogOnFailure:
         if res and (res.failures or res.errors):
             sys.stderr.write(f"\n--- operator log (tail) ---\n{self.op.logs()[-6000:]}\n")
         return res
+
+
+class OperatorSuite(OperatorLogOnFailure, unittest.TestCase):
+    """A control plane (Cluster(**cluster_args)), one operator replica `operator_name` as the
+    chart's ServiceAccount, and the kubelet stand-in, shared by a TestCase's tests."""
+    cluster_args = {}
+    operator_name = "op-a"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(**cls.cluster_args).start()
+        cls.kube = cls.cluster.kube
+        cls.kubelet = Kubelet(cls.kube)
+        cls.op = Operator(cls.cluster, cls.operator_name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        cls.cluster.stop()
+
+    def job(self, name):
+        return self.kube.get(Kube.tj(NS, name))
 
 
 class Operator:

@@ -17,8 +17,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (NS, SYSTEM_NS, Cluster, Kube, Kubelet, Operator,  # noqa: E402
-                     OperatorLogOnFailure, pods_of, training_job, wait_for)
+from harness import (NS, SYSTEM_NS, Kube, OperatorSuite, pods_of,  # noqa: E402
+                     training_job, wait_for)
 from kube_rest import ApiError  # noqa: E402
 
 NETWORKING = f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies"
@@ -30,21 +30,8 @@ def token_ref(pod):
     return refs[0]["valueFrom"]["secretKeyRef"] if len(refs) == 1 else None
 
 
-class NetworkTest(OperatorLogOnFailure, unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cluster = Cluster().start()
-        cls.kube = cls.cluster.kube
-        cls.kubelet = Kubelet(cls.kube)
-        cls.op = Operator(cls.cluster, "op-net")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.op.stop()
-        cls.cluster.stop()
-
-    def job(self, name):
-        return self.kube.get(Kube.tj(NS, name))
+class NetworkTest(OperatorSuite):
+    operator_name = "op-net"
 
     def live_pods(self, name, attempt):
         pods = [p for p in pods_of(self.kube, self.job(name))

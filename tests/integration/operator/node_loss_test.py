@@ -19,8 +19,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (NS, Cluster, Kube, Kubelet, Operator,  # noqa: E402
-                     OperatorLogOnFailure, holds_for, pods_of, training_job, wait_for)
+from harness import (NS, Kube, OperatorSuite, holds_for, pods_of,  # noqa: E402
+                     training_job, wait_for)
 
 NODES = "/api/v1/nodes"
 
@@ -33,18 +33,8 @@ def now_rfc3339():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-class NodeLossTest(OperatorLogOnFailure, unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cluster = Cluster().start()
-        cls.kube = cls.cluster.kube
-        cls.kubelet = Kubelet(cls.kube)
-        cls.op = Operator(cls.cluster, "op-nodes")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.op.stop()
-        cls.cluster.stop()
+class NodeLossTest(OperatorSuite):
+    operator_name = "op-nodes"
 
     # --- the parts of a cluster this test plays -------------------------------------------
     def add_node(self, name):
@@ -73,9 +63,6 @@ class NodeLossTest(OperatorLogOnFailure, unittest.TestCase):
                           {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
 
     # --- helpers ------------------------------------------------------------------------------
-    def job(self, name):
-        return self.kube.get(Kube.tj(NS, name))
-
     def pods(self, name, attempt=None):
         return [p for p in pods_of(self.kube, self.job(name))
                 if attempt is None or p["metadata"]["labels"]["ddp3d.io/attempt"] == str(attempt)]

@@ -5,11 +5,17 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "operator/api/timestamps.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/observed.h"
 
 namespace ddp3d::op::testing {
+
+// The reconcile tests' "now": 2026-11-30T10:13:29Z.
+inline constexpr api::UnixSeconds kT0 = 1796033609;
+using Pods = std::vector<controller::ObservedPod>;
 
 // A minimal valid TrainingJob object as the API server would return it.
 web::json::value job_json(const std::string& name = "pp", int nnodes = 2, int gpus = 8);

@@ -15,7 +15,7 @@ using api::Phase;
 using testing::job;
 using testing::pod;
 
-constexpr api::UnixSeconds kT0 = 1796033609;  // 2026-11-30T10:13:29Z
+using testing::kT0;
 constexpr const char* kApi = "scheduling.k8s.io/v1alpha2";
 
 Observed observed(const api::TrainingJob& j, std::optional<std::string> api,

@@ -16,8 +16,8 @@ using api::Phase;
 using testing::job;
 using testing::pod;
 
-constexpr api::UnixSeconds kT0 = 1796033609;  // 2026-11-30T10:13:29Z
-using Pods = std::vector<ObservedPod>;
+using testing::kT0;
+using testing::Pods;
 
 std::string node_of(int rank) {
   return "worker-" + std::to_string(rank);

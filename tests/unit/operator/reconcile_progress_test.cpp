@@ -15,8 +15,8 @@ using api::Phase;
 using testing::job;
 using testing::pod;
 
-constexpr api::UnixSeconds kT0 = 1796033609;  // 2026-11-30T10:13:29Z
-using Pods = std::vector<ObservedPod>;
+using testing::kT0;
+using testing::Pods;
 
 Observed observed(const api::TrainingJob& j, Pods pods) {
   Observed o;
