@@ -9,11 +9,14 @@
 namespace ddp3d::op::api {
 
 // Set by the operator on every pod.
-inline constexpr std::array<std::string_view, 15> kReservedEnv = {
-    "NNODES",          "NODE_RANK",       "MASTER_ADDR", "PORT",          "GPUS",
-    "MASTER_PORT",     "WORLD_SIZE",      "PET_NNODES",  "PET_NODE_RANK", "PET_NPROC_PER_NODE",
-    "PET_MASTER_ADDR", "PET_MASTER_PORT", "DDP3D_JOB",   "DDP3D_ATTEMPT", "DDP3D_METRICS_PORT",
+inline constexpr std::array<std::string_view, 16> kReservedEnv = {
+    "NNODES",        "NODE_RANK",          "MASTER_ADDR",        "PORT",
+    "GPUS",          "MASTER_PORT",        "WORLD_SIZE",         "PET_NNODES",
+    "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",    "PET_MASTER_PORT",
+    "DDP3D_JOB",     "DDP3D_ATTEMPT",      "DDP3D_METRICS_PORT", "DDP3D_BATCH_WORLD_SIZE",
 };
+// DDP3D_BATCH_WORLD_SIZE: the world size at spec.nnodes, which the global batch is defined at;
+// a job running on fewer nodes (spec.elastic) keeps that global batch (docs/training.md).
 // DDP3D_METRICS_PORT (spec.metricsPort, default 9400): each local rank of a pod serves
 // Prometheus /metrics on this port + LOCAL_RANK (docs/metrics.md, "Worker metrics"); the pod
 // declares them as container ports "metrics" (local rank 0), "metrics-1", ... for the

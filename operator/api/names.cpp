@@ -106,6 +106,10 @@ std::string pod_group_name(const std::string& job, int attempt) {
   return shortened(job, "-gang-" + std::to_string(attempt), false);
 }
 
+std::string grow_probe_name(const std::string& job, int index) {
+  return shortened(job, "-probe-" + std::to_string(index), false);
+}
+
 std::string network_policy_name(const std::string& job) {
   return shortened(job, "-ranks", false);
 }

@@ -15,6 +15,9 @@ inline constexpr size_t kMaxLabelLength = 63;
 inline constexpr const char* kLabelJobName = "ddp3d.io/job-name";
 inline constexpr const char* kLabelNodeRank = "ddp3d.io/node-rank";
 inline constexpr const char* kLabelAttempt = "ddp3d.io/attempt";
+// Pods that are not ranks say what they are: ddp3d.io/role=grow-probe (spec.elastic).
+inline constexpr const char* kLabelRole = "ddp3d.io/role";
+inline constexpr const char* kRoleGrowProbe = "grow-probe";
 
 // 64-bit FNV-1a; stable across platforms and releases (names depend on it).
 uint64_t fnv1a64(const std::string& s);
@@ -37,6 +40,8 @@ std::string service_name(const std::string& job);
 std::string rendezvous_secret_name(const std::string& job, int attempt);
 // "<job>-gang-<attempt>": attempt `attempt`'s PodGroup, hash-truncated to a DNS-1123 label.
 std::string pod_group_name(const std::string& job, int attempt);
+// Probe pod `index` looking for room for one more node: "<job>-probe-<index>".
+std::string grow_probe_name(const std::string& job, int index);
 // "<job>-ranks": the job's NetworkPolicy, hash-truncated to a DNS-1123 label.
 std::string network_policy_name(const std::string& job);
 // The value of the ddp3d.io/job-name label for this job (label values are <= 63 characters).

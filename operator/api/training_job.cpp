@@ -216,6 +216,13 @@ void parse_network(const value& v, std::vector<FieldError>* errors, NetworkSpec*
   r.string_list("metricsNamespaces", &network->metrics_namespaces);
 }
 
+void parse_elastic(const value& v, std::vector<FieldError>* errors, ElasticSpec* elastic) {
+  Reader r(v, "spec.elastic", errors);
+  r.integer("minNodes", &elastic->min_nodes);
+  r.int64("placementTimeoutSeconds", &elastic->placement_timeout_seconds);
+  r.int64("growIntervalSeconds", &elastic->grow_interval_seconds);
+}
+
 void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec* spec) {
   Reader r(v, "spec", errors);
   r.integer("nnodes", &spec->nnodes);
@@ -235,6 +242,11 @@ void parse_spec(const value& v, std::vector<FieldError>* errors, TrainingJobSpec
   if (r.object("template")) spec->pod_template = r.at("template");
   if (r.object("runPolicy")) parse_run_policy(r.at("runPolicy"), errors, &spec->run_policy);
   if (r.object("network")) parse_network(r.at("network"), errors, &spec->network);
+  if (r.object("elastic")) {
+    // An elastic block without minNodes may shrink to one node (the CRD's default).
+    spec->elastic = ElasticSpec{};
+    parse_elastic(r.at("elastic"), errors, &*spec->elastic);
+  }
   // --- pod security (docs/security.md) ---
   std::string pod_security;
   r.string("podSecurity", &pod_security);
@@ -348,6 +360,16 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
   if (!t.empty()) st.attempt_start_time = t;
   if (r.object("progress")) st.progress = progress_from_json(r.at("progress"), errors);
   if (r.object("lastStall")) st.last_stall = stall_from_json(r.at("lastStall"), errors);
+  r.integer("size", &st.size);
+  t.clear();
+  r.string("sizeSince", &t);
+  if (!t.empty()) st.size_since = t;
+  t.clear();
+  r.string("nextGrowTime", &t);
+  if (!t.empty()) st.next_grow_time = t;
+  t.clear();
+  r.string("growProbeTime", &t);
+  if (!t.empty()) st.grow_probe_time = t;
   int64_t og = 0;
   if (r.int64("observedGeneration", &og)) st.observed_generation = og;
   if (r.has("conditions") && r.at("conditions").is_array()) {
@@ -404,6 +426,10 @@ value status_to_json(const TrainingJobStatus& st) {
   if (st.attempt_start_time) v["attemptStartTime"] = value::string(*st.attempt_start_time);
   if (st.progress) v["progress"] = progress_to_json(*st.progress);
   if (st.last_stall) v["lastStall"] = stall_to_json(*st.last_stall);
+  if (st.size > 0) v["size"] = value::number(st.size);
+  if (st.size_since) v["sizeSince"] = value::string(*st.size_since);
+  if (st.next_grow_time) v["nextGrowTime"] = value::string(*st.next_grow_time);
+  if (st.grow_probe_time) v["growProbeTime"] = value::string(*st.grow_probe_time);
   v["observedGeneration"] = value::number(st.observed_generation);
   value conditions = value::array();
   for (size_t i = 0; i < st.conditions.size(); ++i) {

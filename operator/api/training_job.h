@@ -64,14 +64,14 @@ struct RunPolicy {
   std::optional<int64_t> ttl_seconds_after_finished;
   CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
   bool suspend = false;
-  // --- disruptions (issue 10, point 3) ---
+  // --- disruptions ---
   // Gang restarts caused by disruptions (a pod deleted from outside, evicted, preempted, or
   // lost with its node) allowed before the job fails; they do not count against backoffLimit.
   int disruption_limit = kDefaultDisruptionLimit;
   // The operator's command adds `--resume auto` (unless spec.args has a --resume): a new
   // attempt continues from the newest checkpoint, one saved on SIGTERM included.
   bool auto_resume = true;
-  // --- progress and startup (issue 10, points 4 and 5) ---
+  // --- progress and startup ---
   // The job fails (StartupDeadlineExceeded) when an attempt's pods are not all Running this
   // many seconds after the attempt's first pod was created.
   std::optional<int64_t> startup_deadline_seconds;
@@ -88,6 +88,21 @@ struct RunPolicy {
   // Each attempt's pods are placed all together or not at all: a PodGroup (minCount = the
   // pods) that every pod names, where the cluster serves the API; false places them one by one.
   bool gang_scheduling = true;
+};
+
+// spec.elastic (docs/operator.md, "Elastic size"): the job may run on fewer nodes than nnodes.
+inline constexpr int64_t kDefaultPlacementTimeoutSeconds = 60;
+inline constexpr int64_t kDefaultGrowIntervalSeconds = 300;
+struct ElasticSpec {
+  // The fewest nodes the job runs on (1 <= min_nodes <= nnodes).
+  int min_nodes = 1;
+  // An attempt whose pods are not all placed on nodes this long after its first pod was
+  // created restarts one node smaller (down to min_nodes).
+  int64_t placement_timeout_seconds = kDefaultPlacementTimeoutSeconds;
+  // A job below nnodes looks for room to grow (probe pods) this long after its last resize,
+  // and again this long after a probe that found none.
+  int64_t grow_interval_seconds = kDefaultGrowIntervalSeconds;
+  bool operator==(const ElasticSpec&) const = default;
 };
 
 // spec.network (docs/security.md, "Network").
@@ -119,7 +134,14 @@ struct TrainingJobSpec {
   // --- pod security (docs/security.md) ---
   PodSecurity pod_security = PodSecurity::kRestricted;
   NetworkSpec network;
+  // Unset: the job always runs on nnodes nodes.
+  std::optional<ElasticSpec> elastic;
 };
+
+// The fewest nodes `spec` may run on: elastic.minNodes, or nnodes when not elastic.
+inline int min_nodes(const TrainingJobSpec& spec) {
+  return spec.elastic ? spec.elastic->min_nodes : spec.nnodes;
+}
 
 struct ObjectMeta {
   std::string name;
@@ -203,6 +225,14 @@ struct TrainingJobStatus {
   std::optional<std::string> attempt_start_time;  // RFC 3339
   std::optional<TrainingProgress> progress;
   std::optional<StallRecord> last_stall;
+  // Nodes the current attempt runs on (spec.elastic); 0 before the first attempt.
+  int size = 0;
+  // When size last changed (RFC 3339): the grow interval counts from it.
+  std::optional<std::string> size_since;
+  // When a job below nnodes next looks for room to grow (RFC 3339).
+  std::optional<std::string> next_grow_time;
+  // When the probe for room to grow that is under way started (RFC 3339); unset when none is.
+  std::optional<std::string> grow_probe_time;
   int64_t observed_generation = 0;
   bool operator==(const TrainingJobStatus&) const = default;
 };

@@ -106,7 +106,7 @@ std::vector<FieldError> validate(const TrainingJob& job) {
     errors.push_back(
         {"spec.runPolicy.backoffLimit", "must be >= 0, got " + std::to_string(rp.backoff_limit)});
   }
-  // disruptionLimit (issue 10, point 3)
+  // disruptionLimit
   if (rp.disruption_limit < 0 || rp.disruption_limit > kMaxDisruptionLimit) {
     errors.push_back({"spec.runPolicy.disruptionLimit",
                       "must be between 0 and " + std::to_string(kMaxDisruptionLimit) + ", got " +
@@ -115,7 +115,7 @@ std::vector<FieldError> validate(const TrainingJob& job) {
   if (rp.active_deadline_seconds && *rp.active_deadline_seconds <= 0) {
     errors.push_back({"spec.runPolicy.activeDeadlineSeconds", "must be > 0"});
   }
-  // startupDeadlineSeconds, progressDeadlineSeconds (issue 10, points 4 and 5)
+  // startupDeadlineSeconds, progressDeadlineSeconds
   for (const auto& [field, limit] :
        {std::pair{"spec.runPolicy.startupDeadlineSeconds", rp.startup_deadline_seconds},
         std::pair{"spec.runPolicy.progressDeadlineSeconds", rp.progress_deadline_seconds}}) {
@@ -133,6 +133,22 @@ std::vector<FieldError> validate(const TrainingJob& job) {
   }
   if (rp.ttl_seconds_after_finished && *rp.ttl_seconds_after_finished < 0) {
     errors.push_back({"spec.runPolicy.ttlSecondsAfterFinished", "must be >= 0"});
+  }
+  if (const auto& e = s.elastic) {
+    if (e->min_nodes < 1 || e->min_nodes > s.nnodes) {
+      errors.push_back({"spec.elastic.minNodes", "must be between 1 and spec.nnodes (" +
+                                                     std::to_string(s.nnodes) + "), got " +
+                                                     std::to_string(e->min_nodes)});
+    }
+    for (const auto& [field, seconds] :
+         {std::pair{"spec.elastic.placementTimeoutSeconds", e->placement_timeout_seconds},
+          std::pair{"spec.elastic.growIntervalSeconds", e->grow_interval_seconds}}) {
+      if (seconds < 1 || seconds > kMaxRunPolicyDeadlineSeconds) {
+        errors.push_back({field, "must be between 1 and " +
+                                     std::to_string(kMaxRunPolicyDeadlineSeconds) + ", got " +
+                                     std::to_string(seconds)});
+      }
+    }
   }
   // spec.network (docs/security.md, "Network")
   const auto& metrics_ns = s.network.metrics_namespaces;

@@ -21,6 +21,8 @@ inline constexpr const char* kCondStuck = "Stuck";
 // Whether the current attempt's pods are placed all together or not at all (a PodGroup with
 // the scheduler's gang scheduling): True, or False saying why not (NotServed, Disabled).
 inline constexpr const char* kCondGangScheduling = "GangScheduling";
+// spec.elastic: True when the job runs on all spec.nnodes nodes; False says on how many and why.
+inline constexpr const char* kCondFullSize = "FullSize";
 
 // Sets (or adds) a condition. A False condition that was never True is not added, so the list
 // holds only what has happened.

@@ -120,9 +120,10 @@ std::string master_addr(const api::TrainingJob& job) {
 }
 
 std::vector<std::pair<std::string, std::string>> contract_env(const api::TrainingJob& job, int rank,
-                                                              int attempt) {
+                                                              int attempt, int size) {
   const auto& s = job.spec;
-  const std::string nnodes = std::to_string(s.nnodes);
+  const int nodes = size > 0 ? size : s.nnodes;
+  const std::string nnodes = std::to_string(nodes);
   const std::string rank_s = std::to_string(rank);
   const std::string addr = master_addr(job);
   const std::string port = std::to_string(s.port);
@@ -136,7 +137,7 @@ std::vector<std::pair<std::string, std::string>> contract_env(const api::Trainin
       {"PORT", port},
       {"GPUS", gpus},
       {"MASTER_PORT", port},
-      {"WORLD_SIZE", std::to_string(s.nnodes * nproc)},
+      {"WORLD_SIZE", std::to_string(nodes * nproc)},
       {"PET_NNODES", nnodes},
       {"PET_NODE_RANK", rank_s},
       {"PET_NPROC_PER_NODE", std::to_string(nproc)},
@@ -145,6 +146,7 @@ std::vector<std::pair<std::string, std::string>> contract_env(const api::Trainin
       {"DDP3D_JOB", job.meta.name},
       {"DDP3D_ATTEMPT", std::to_string(attempt)},
       {"DDP3D_METRICS_PORT", std::to_string(job.spec.metrics_port)},
+      {"DDP3D_BATCH_WORLD_SIZE", std::to_string(s.nnodes * nproc)},
   };
 }
 
@@ -233,18 +235,20 @@ value desired_rendezvous_secret(const api::TrainingJob& job, int attempt) {
   return secret;
 }
 
-value desired_pod_group(const api::TrainingJob& job, int attempt, const std::string& api_version) {
+value desired_pod_group(const api::TrainingJob& job, int attempt, const std::string& api_version,
+                        int size) {
   value group = value::object();
   group["apiVersion"] = value::string(api_version);
   group["kind"] = value::string("PodGroup");
   group["metadata"] = owned_metadata(job, api::pod_group_name(job.meta.name, attempt));
   group["metadata"]["labels"][api::kLabelAttempt] = value::string(std::to_string(attempt));
-  group["spec"]["schedulingPolicy"]["gang"]["minCount"] = value::number(job.spec.nnodes);
+  group["spec"]["schedulingPolicy"]["gang"]["minCount"] =
+      value::number(size > 0 ? size : job.spec.nnodes);
   return group;
 }
 
-value desired_pod(const api::TrainingJob& job, int rank, int attempt,
-                  const std::string& pod_group) {
+value desired_pod(const api::TrainingJob& job, int rank, int attempt, const std::string& pod_group,
+                  int size) {
   const auto& s = job.spec;
   const std::string name = api::pod_name(job.meta.name, rank);
   // Start from the user's template so volumes, nodeSelector, tolerations, resources, extra
@@ -323,7 +327,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt,
   // Contract variables come first so user variables may reference them as $(MASTER_ADDR).
   value env = value::array();
   size_t n = 0;
-  for (const auto& [k, v] : contract_env(job, rank, attempt)) env[n++] = env_var(k, v);
+  for (const auto& [k, v] : contract_env(job, rank, attempt, size)) env[n++] = env_var(k, v);
   if (s.network.rendezvous_secret) {
     value token = value::object();
     token["name"] = value::string(kRendezvousTokenEnv);
@@ -346,6 +350,47 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt,
         value::string(std::to_string(s.gpus_per_node));
   }
   apply_pod_security_defaults(s.pod_security, spec);
+  pod["spec"] = spec;
+  return pod;
+}
+
+value desired_grow_probe(const api::TrainingJob& job, int index, int attempt) {
+  const value worker = desired_pod(job, 0, attempt);
+  const value& wspec = worker.at("spec");
+  value pod = value::object();
+  pod["apiVersion"] = value::string("v1");
+  pod["kind"] = value::string("Pod");
+  value meta = value::object();
+  meta["name"] = value::string(api::grow_probe_name(job.meta.name, index));
+  meta["namespace"] = value::string(job.meta.namespace_);
+  value& labels = object_field(meta, "labels");
+  labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
+  labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
+  labels[api::kLabelRole] = value::string(api::kRoleGrowProbe);
+  meta["ownerReferences"] = owner_references(job);
+  pod["metadata"] = meta;
+  // Where a rank's pod could go, and nothing that makes the probe more than a placeholder.
+  value spec = value::object();
+  for (const char* k :
+       {"nodeSelector", "affinity", "tolerations", "priorityClassName", "schedulerName",
+        "runtimeClassName", "securityContext", "topologySpreadConstraints"}) {
+    if (wspec.has_field(k)) spec[k] = wspec.at(k);
+  }
+  spec["restartPolicy"] = value::string("Never");
+  spec["terminationGracePeriodSeconds"] = value::number(0);
+  spec["automountServiceAccountToken"] = value::boolean(false);
+  const value& wc = wspec.at("containers").at(0);
+  value c = value::object();
+  c["name"] = value::string("probe");
+  if (wc.has_field("image")) c["image"] = wc.at("image");
+  if (wc.has_field("imagePullPolicy")) c["imagePullPolicy"] = wc.at("imagePullPolicy");
+  value cmd = value::array();
+  cmd[0] = value::string("sleep");
+  cmd[1] = value::string("infinity");
+  c["command"] = cmd;
+  if (wc.has_field("resources")) c["resources"] = wc.at("resources");
+  if (wc.has_field("securityContext")) c["securityContext"] = wc.at("securityContext");
+  array_field(spec, "containers")[0] = c;
   pod["spec"] = spec;
   return pod;
 }

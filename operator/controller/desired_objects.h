@@ -22,9 +22,11 @@ std::string metrics_port_name(int local_rank);
 // DNS name of rank 0's pod under the headless Service: "<pod>.<service>.<namespace>.svc".
 std::string master_addr(const api::TrainingJob& job);
 
-// The reserved variables, in contract order, for one node of one attempt.
+// The reserved variables, in contract order, for one node of one attempt that runs on `size`
+// nodes (0: spec.nnodes). NNODES and WORLD_SIZE follow the size; DDP3D_BATCH_WORLD_SIZE is
+// always the full size's world, the one the job's global batch is defined at.
 std::vector<std::pair<std::string, std::string>> contract_env(const api::TrainingJob& job, int rank,
-                                                              int attempt);
+                                                              int attempt, int size = 0);
 
 // The Secret key that holds an attempt's rendezvous token, and the variable it fills.
 inline constexpr const char* kRendezvousTokenKey = "token";
@@ -40,11 +42,16 @@ web::json::value desired_network_policy(const api::TrainingJob& job,
 web::json::value desired_rendezvous_secret(const api::TrainingJob& job, int attempt);
 // Attempt `attempt`'s PodGroup (`api_version`: "scheduling.k8s.io/v1alpha2" or a later version
 // of the same shape): the scheduler places its pods all together or not at all, minCount =
-// nnodes.
+// the attempt's size (0: spec.nnodes).
 web::json::value desired_pod_group(const api::TrainingJob& job, int attempt,
-                                   const std::string& api_version);
+                                   const std::string& api_version, int size = 0);
 // `pod_group`: the PodGroup the pod belongs to (spec.schedulingGroup.podGroupName); "" = none.
+// `size`: nodes of the attempt (0: spec.nnodes).
 web::json::value desired_pod(const api::TrainingJob& job, int rank, int attempt,
-                             const std::string& pod_group = "");
+                             const std::string& pod_group = "", int size = 0);
+// Probe pod `index` of attempt `attempt` (spec.elastic): asks the scheduler for the room of one
+// more node. It has the first container's resources, the pod's nodeSelector, affinity,
+// tolerations, priority and scheduler, sleeps, has no volumes, and stops at once when deleted.
+web::json::value desired_grow_probe(const api::TrainingJob& job, int index, int attempt);
 
 }  // namespace ddp3d::op::controller

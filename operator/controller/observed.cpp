@@ -69,6 +69,9 @@ ObservedPod observe_pod(const value& pod) {
   o.deleting = field(m, "deletionTimestamp") != nullptr;
   o.rank = int_label(m, api::kLabelNodeRank);
   o.attempt = int_label(m, api::kLabelAttempt);
+  if (const value* labels = field(m, "labels")) {
+    o.grow_probe = string_field(*labels, api::kLabelRole) == api::kRoleGrowProbe;
+  }
   if (const value* spec = field(pod, "spec")) o.node_name = string_field(*spec, "nodeName");
   const value* status = field(pod, "status");
   if (!status) return o;

@@ -26,18 +26,19 @@ struct ObservedPod {
   std::string uid;
   int rank = -1;                 // ddp3d.io/node-rank, -1 when missing or not a number
   int attempt = -1;              // ddp3d.io/attempt, -1 when missing or not a number
+  bool grow_probe = false;       // ddp3d.io/role=grow-probe: holds room, runs no rank
   std::string phase;             // status.phase: Pending | Running | Succeeded | Failed | Unknown
   std::optional<int> exit_code;  // of the first terminated container (non-zero preferred)
   std::string reason;            // pod reason (Evicted, ...) or the container's (OOMKilled, Error)
   std::optional<int64_t> finished_at;  // that container's finishedAt (Unix seconds), if given
   bool deleting = false;               // deletionTimestamp set
-  // --- disruptions (issue 10, point 3) ---
+  // --- disruptions ---
   std::string pod_reason;  // status.reason alone (Evicted, NodeLost, Shutdown, ...)
   // Reason of the pod's DisruptionTarget condition when it is True (EvictionByEvictionAPI,
   // PreemptionByScheduler, DeletionByTaintManager, DeletionByPodGC, TerminationByKubelet):
   // Kubernetes is about to stop the pod for reasons of its own, not the program's.
   std::string disruption_target;
-  // --- progress and startup (issue 10, points 4 and 5) ---
+  // --- progress and startup ---
   std::string pod_ip;     // status.podIP
   std::string node_name;  // spec.nodeName
   // Why the pod cannot start: the reason and message of the first container (init containers

@@ -96,6 +96,7 @@ class Reconciler {
       fail("InvalidSpec", "invalid TrainingJob: " + api::join(errors), false);
       return r_;
     }
+    st.size = size();
     partition_pods();
     if (job_.spec.run_policy.suspend) {
       suspend();
@@ -110,9 +111,10 @@ class Reconciler {
     if (handle_failures()) return r_;
     if (all_succeeded()) {
       finish(Phase::kSucceeded, "AllNodesSucceeded",
-             "all " + std::to_string(job_.spec.nnodes) + " nodes completed", "Normal", false);
+             "all " + std::to_string(size()) + " nodes completed", "Normal", false);
       return r_;
     }
+    if (shrink_if_unplaced()) return r_;
     // Before creating: a pass that fails the job creates nothing.
     if (startup_deadline_exceeded()) return r_;
     create_missing_pods();
@@ -120,6 +122,8 @@ class Reconciler {
     update_progress();
     if (progress_deadline_exceeded()) return r_;
     update_running_phase();
+    if (grow_if_room()) return r_;
+    update_size_condition();
     update_stuck_condition();
     schedule_deadline();
     return r_;
@@ -130,6 +134,15 @@ class Reconciler {
   void partition_pods() {
     const int attempt = r_.status.attempt;
     for (const auto& p : observed_.pods) {
+      if (p.grow_probe) {
+        // Only a growing job's probes of this attempt are wanted; any other is deleted now.
+        if (p.attempt == attempt && job_.spec.elastic && !p.deleting) {
+          probes_.push_back(&p);
+        } else {
+          delete_pod(p, true);
+        }
+        continue;
+      }
       // A deleted pod that had already terminated still tells how its rank ended.
       if (of_attempt(p, attempt) && (!p.deleting || terminated(p))) {
         current_[p.rank] = &p;
@@ -140,19 +153,20 @@ class Reconciler {
   }
 
   bool of_attempt(const ObservedPod& p, int attempt) const {
-    return p.attempt == attempt && p.rank >= 0 && p.rank < job_.spec.nnodes &&
+    return p.attempt == attempt && p.rank >= 0 && p.rank < size() &&
            p.name == api::pod_name(job_.meta.name, p.rank);
   }
 
   // A pod on a lost node is force-deleted (again, if an earlier graceful delete left it
   // Terminating): no kubelet will confirm it, and its name blocks the next attempt's pod.
-  void delete_pod(const ObservedPod& p) {
+  // `force`: no grace period (a probe pod, which holds no work).
+  void delete_pod(const ObservedPod& p, bool force = false) {
     if (deleted_.count(p.name)) return;
     const auto lost = lost_node(p);
     if (p.deleting && !lost) return;
     deleted_.insert(p.name);
     Action a{Action::Kind::kDeletePod, p.name, p.uid, {}, "", "", ""};
-    a.force = lost.has_value();
+    a.force = lost.has_value() || force;
     r_.actions.push_back(std::move(a));
     if (lost) event("Warning", "ForceDeletedPod", "pod " + p.name + " force-deleted: " + *lost);
   }
@@ -177,6 +191,20 @@ class Reconciler {
 
   void delete_current_pods() {
     for (const auto& [rank, p] : current_) delete_pod(*p);
+  }
+
+  void delete_probes() {
+    for (const ObservedPod* p : probes_) delete_pod(*p, true);
+    r_.status.grow_probe_time.reset();
+  }
+
+  // Nodes the current attempt runs on: status.size within [minNodes, nnodes]; nnodes for a
+  // job that is not elastic or has not started.
+  int size() const {
+    const int n = job_.spec.nnodes;
+    const int s = r_.status.size;
+    if (s <= 0 || !job_.spec.elastic) return n;
+    return std::clamp(s, std::clamp(api::min_nodes(job_.spec), 1, n), n);
   }
 
   // --- status helpers -------------------------------------------------------------------------
@@ -217,7 +245,7 @@ class Reconciler {
     nodes.clear();
     // An invalid nnodes has no meaningful per-node list (and could be huge).
     if (job_.spec.nnodes < 1 || job_.spec.nnodes > api::kMaxNodes) return;
-    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+    for (int rank = 0; rank < size(); ++rank) {
       api::NodeStatus n;
       n.rank = rank;
       n.pod = api::pod_name(job_.meta.name, rank);
@@ -274,10 +302,12 @@ class Reconciler {
     }
     for (const auto& p : observed_.pods) {
       const bool delete_it =
-          rp.clean_pod_policy == api::CleanPodPolicy::kAll ||
+          p.grow_probe || rp.clean_pod_policy == api::CleanPodPolicy::kAll ||
           ((rp.clean_pod_policy == api::CleanPodPolicy::kRunning || stop_all_) && !terminated(p));
-      if (delete_it) delete_pod(p);
+      if (delete_it) delete_pod(p, p.grow_probe);
     }
+    r_.status.grow_probe_time.reset();
+    r_.status.next_grow_time.reset();
     if (!rp.ttl_seconds_after_finished) return;
     const auto done = r_.status.completion_time ? api::parse_rfc3339(*r_.status.completion_time)
                                                 : std::optional<api::UnixSeconds>(now_);
@@ -292,7 +322,9 @@ class Reconciler {
 
   // --- suspend / resume ---------------------------------------------------------------------
   void suspend() {
-    for (const auto& p : observed_.pods) delete_pod(p);
+    for (const auto& p : observed_.pods) delete_pod(p, p.grow_probe);
+    r_.status.grow_probe_time.reset();
+    r_.status.next_grow_time.reset();
     refresh_nodes({});
     for (auto& n : r_.status.nodes) {
       if (deleted_.count(n.pod) || n.phase == "Missing") n.phase = "Suspended";
@@ -306,6 +338,9 @@ class Reconciler {
     auto& st = r_.status;
     // A fresh rendezvous: pods of the suspended attempt, if still terminating, are stale.
     begin_next_attempt();
+    // An elastic job tries its full size again.
+    st.size = job_.spec.nnodes;
+    st.size_since = now_s_;
     current_.clear();
     stale_.clear();
     partition_pods();
@@ -376,16 +411,16 @@ class Reconciler {
     if (!limit || !st.attempt_start_time || job_.status.phase == Phase::kRunning) return false;
     const auto start = api::parse_rfc3339(*st.attempt_start_time);
     const int running = running_count();
-    if (!start || running == job_.spec.nnodes) return false;
+    if (!start || running == size()) return false;
     if (now_ - *start < *limit) {
       requeue_in(*start + *limit - now_);
       return false;
     }
-    std::string message = std::to_string(running) + " of " + std::to_string(job_.spec.nnodes) +
+    std::string message = std::to_string(running) + " of " + std::to_string(size()) +
                           " nodes running " + std::to_string(now_ - *start) + "s after attempt " +
                           std::to_string(st.attempt) +
                           " started, past startupDeadlineSeconds=" + std::to_string(*limit);
-    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+    for (int rank = 0; rank < size(); ++rank) {
       const auto it = current_.find(rank);
       if (it == current_.end()) {
         message += "; rank " + std::to_string(rank) + " has no pod";
@@ -452,7 +487,7 @@ class Reconciler {
     const auto& limit = job_.spec.run_policy.progress_deadline_seconds;
     if (!limit || job_.status.phase != Phase::kRunning) return false;
     const auto ranks = running_ranks();
-    if (static_cast<int>(ranks.size()) != job_.spec.nnodes) return false;
+    if (static_cast<int>(ranks.size()) != size()) return false;
     const auto* running = find_condition(job_.status.conditions, kCondRunning);
     if (!running || running->status != "True") return false;
     const auto since = api::parse_rfc3339(running->last_transition_time);
@@ -521,7 +556,7 @@ class Reconciler {
     std::map<std::string, const ObservedPod*> blocked;  // names held by pods of other attempts
     for (const ObservedPod* p : stale_) blocked[p->name] = p;
     const bool starting = current_.empty();
-    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+    for (int rank = 0; rank < size(); ++rank) {
       if (current_.count(rank)) continue;
       const auto b = blocked.find(api::pod_name(job_.meta.name, rank));
       if (b == blocked.end()) continue;
@@ -531,7 +566,7 @@ class Reconciler {
                            (p.node_name.empty() ? "" : " on node " + p.node_name);
     }
     if (starting && !waiting_for_.empty()) return;
-    for (int rank = 0; rank < job_.spec.nnodes; ++rank) {
+    for (int rank = 0; rank < size(); ++rank) {
       if (current_.count(rank)) continue;
       const std::string name = api::pod_name(job_.meta.name, rank);
       if (blocked.count(name)) continue;
@@ -545,12 +580,13 @@ class Reconciler {
       // The PodGroup before the pods that name it (the scheduler holds them until it exists).
       const std::string group = pod_group();
       if (creating_.empty() && !group.empty()) {
-        r_.actions.push_back({Action::Kind::kCreatePodGroup, group, "",
-                              desired_pod_group(job_, r_.status.attempt, *observed_.pod_group_api),
-                              "", "", ""});
+        r_.actions.push_back(
+            {Action::Kind::kCreatePodGroup, group, "",
+             desired_pod_group(job_, r_.status.attempt, *observed_.pod_group_api, size()), "", "",
+             ""});
       }
       r_.actions.push_back({Action::Kind::kCreatePod, name, "",
-                            desired_pod(job_, rank, r_.status.attempt, group), "", "", ""});
+                            desired_pod(job_, rank, r_.status.attempt, group, size()), "", "", ""});
       creating_.insert(rank);
     }
     if (!creating_.empty() || !current_.empty()) {
@@ -576,7 +612,7 @@ class Reconciler {
   void update_gang_condition() {
     if (!observed_.pod_group_api) return;
     const std::string attempt = std::to_string(r_.status.attempt);
-    const std::string n = std::to_string(job_.spec.nnodes);
+    const std::string n = std::to_string(size());
     const auto* before = find_condition(job_.status.conditions, kCondGangScheduling);
     auto* conditions = &r_.status.conditions;
     if (const std::string group = pod_group(); !group.empty()) {
@@ -600,7 +636,7 @@ class Reconciler {
 
   void update_running_phase() {
     refresh_nodes(creating_);
-    const int n = job_.spec.nnodes;
+    const int n = size();
     const int running = running_count();
     const std::string counts = std::to_string(running) + " of " + std::to_string(n) +
                                " nodes running (attempt " + std::to_string(r_.status.attempt) + ")";
@@ -670,7 +706,7 @@ class Reconciler {
 
   // --- failure policy -------------------------------------------------------------------------
   bool all_succeeded() const {
-    if (static_cast<int>(current_.size()) != job_.spec.nnodes) return false;
+    if (static_cast<int>(current_.size()) != size()) return false;
     for (const auto& [rank, p] : current_) {
       if (p->phase != "Succeeded") return false;
     }
@@ -778,6 +814,7 @@ class Reconciler {
     refresh_nodes({});
     mark_disrupted(disrupted_rank, why == kReasonNodeLost ? kReasonNodeLost : "Disrupted");
     delete_current_pods();
+    delete_probes();
     used += 1;
     begin_next_attempt();
     const std::string reason = !why.empty() ? why : disruption ? "NodeDisrupted" : "NodeFailed";
@@ -786,8 +823,8 @@ class Reconciler {
                          std::to_string(limit) + "; not counted against backoffLimit"
                    : "restart " + std::to_string(st.restarts) + " of " + std::to_string(limit);
     transition(Phase::kRestarting, reason,
-               what + "; restarting all " + std::to_string(job_.spec.nnodes) +
-                   " nodes as attempt " + std::to_string(st.attempt) + " (" + count + ")",
+               what + "; restarting all " + std::to_string(size()) + " nodes as attempt " +
+                   std::to_string(st.attempt) + " (" + count + ")",
                "Warning");
     if (job_.status.phase == Phase::kRestarting) {
       // Consecutive restarts still deserve an event each.
@@ -804,6 +841,142 @@ class Reconciler {
     }
   }
 
+  // --- elastic size -----------------------------------------------------------------------
+  static std::string seconds(int64_t s) { return std::to_string(s) + "s"; }
+
+  std::string of_nodes(int n) const {
+    return std::to_string(n) + " of " + std::to_string(job_.spec.nnodes) + " nodes";
+  }
+
+  // A new attempt on `to` nodes from the newest checkpoint: the ranks that run stop at an
+  // iteration and checkpoint (SIGTERM), pods that wait for room go at once. Counted neither
+  // against backoffLimit nor disruptionLimit.
+  void resize(int to, const std::string& reason, const std::string& why) {
+    auto& st = r_.status;
+    const int from = size();
+    refresh_nodes({});
+    delete_current_pods();
+    delete_probes();
+    begin_next_attempt();
+    st.size = to;
+    st.size_since = now_s_;
+    st.next_grow_time.reset();
+    if (to < job_.spec.nnodes) {
+      st.next_grow_time = api::format_rfc3339(now_ + job_.spec.elastic->grow_interval_seconds);
+    }
+    const std::string message = why + "; restarting on " + of_nodes(to) + " (was " +
+                                std::to_string(from) + ") as attempt " +
+                                std::to_string(st.attempt) + " from the newest checkpoint";
+    transition(Phase::kRestarting, reason, message, "Normal");
+    if (job_.status.phase == Phase::kRestarting) event("Normal", reason, message);
+    report_condition(&st.conditions, kCondFullSize, to == job_.spec.nnodes,
+                     to == job_.spec.nnodes ? "FullSize" : reason, message, now_s_);
+  }
+
+  // spec.elastic: an attempt whose pods are not all on nodes placementTimeoutSeconds after
+  // its first pod was created restarts smaller. Placed all together, nothing tells how much
+  // room there is, so it tries one node fewer; placed one by one, as many as were placed.
+  bool shrink_if_unplaced() {
+    const auto& e = job_.spec.elastic;
+    const auto& st = r_.status;
+    if (!e || size() <= e->min_nodes || !st.attempt_start_time || current_.empty()) return false;
+    int unplaced = size() - static_cast<int>(current_.size());
+    std::string scheduler_says;
+    for (const auto& [rank, p] : current_) {
+      if (!p->node_name.empty() || p->phase == "Running" || terminated(*p)) continue;
+      ++unplaced;
+      if (scheduler_says.empty()) scheduler_says = p->unschedulable_message;
+    }
+    const auto start = api::parse_rfc3339(*st.attempt_start_time);
+    if (unplaced == 0 || !start) return false;
+    const api::UnixSeconds due = *start + e->placement_timeout_seconds;
+    if (now_ < due) {
+      requeue_in(due - now_);
+      return false;
+    }
+    const int to = pod_group().empty() ? std::max(e->min_nodes, size() - unplaced) : size() - 1;
+    std::string why = std::to_string(unplaced) + " of attempt " + std::to_string(st.attempt) +
+                      "'s " + std::to_string(size()) + " pods not placed on a node " +
+                      seconds(now_ - *start) +
+                      " after it started (elastic.placementTimeoutSeconds=" +
+                      std::to_string(e->placement_timeout_seconds) + ")";
+    if (!scheduler_says.empty()) why += ": " + scheduler_says;
+    resize(to, "PlacementTimeout", why);
+    return true;
+  }
+
+  // spec.elastic: a Running job below nnodes looks for room every growIntervalSeconds with
+  // probe pods (one per missing node) that ask the scheduler for a rank's resources. When all
+  // are placed, or some are when placementTimeoutSeconds ends, the gang restarts that much
+  // larger; when none is, the probes go and the next look is an interval later.
+  bool grow_if_room() {
+    const auto& e = job_.spec.elastic;
+    auto& st = r_.status;
+    const int missing = job_.spec.nnodes - size();
+    if (!e || missing <= 0 || st.phase != Phase::kRunning) {
+      delete_probes();
+      if (!e || missing <= 0) st.next_grow_time.reset();
+      return false;
+    }
+    if (!st.next_grow_time)
+      st.next_grow_time = api::format_rfc3339(now_ + e->grow_interval_seconds);
+    if (!st.grow_probe_time) {
+      const api::UnixSeconds due = api::parse_rfc3339(*st.next_grow_time).value_or(now_);
+      if (now_ < due) {
+        requeue_in(due - now_);
+        return false;
+      }
+      st.grow_probe_time = now_s_;
+      event("Normal", "GrowProbe",
+            "running on " + of_nodes(size()) + ": looking for room for " + std::to_string(missing) +
+                " more with probe pods");
+    }
+    std::set<std::string> existing;
+    int placed = 0;
+    for (const ObservedPod* p : probes_) {
+      existing.insert(p->name);
+      placed += !p->node_name.empty();
+    }
+    const api::UnixSeconds started = api::parse_rfc3339(*st.grow_probe_time).value_or(now_);
+    const bool timed_out = now_ - started >= e->placement_timeout_seconds;
+    if (placed >= missing || (timed_out && placed > 0)) {
+      const int to = size() + std::min(placed, missing);
+      resize(to, "GrowBack",
+             "probe pods found room for " + std::to_string(to - size()) + " more nodes");
+      return true;
+    }
+    if (timed_out) {
+      delete_probes();
+      st.next_grow_time = api::format_rfc3339(now_ + e->grow_interval_seconds);
+      requeue_in(e->grow_interval_seconds);
+      return false;
+    }
+    for (int i = 0; i < missing; ++i) {
+      const std::string name = api::grow_probe_name(job_.meta.name, i);
+      if (existing.count(name) || deleted_.count(name)) continue;
+      r_.actions.push_back({Action::Kind::kCreatePod, name, "",
+                            desired_grow_probe(job_, i, st.attempt), "", "", ""});
+    }
+    requeue_in(started + e->placement_timeout_seconds - now_);
+    return false;
+  }
+
+  // status.conditions[FullSize] of an elastic job: True on all nnodes nodes; below, the
+  // reason and message of the resize that made it smaller stay.
+  void update_size_condition() {
+    if (!job_.spec.elastic) return;
+    auto* conditions = &r_.status.conditions;
+    if (size() == job_.spec.nnodes) {
+      report_condition(conditions, kCondFullSize, true, "FullSize",
+                       "running on all " + std::to_string(size()) + " nodes", now_s_);
+      return;
+    }
+    const auto* c = find_condition(*conditions, kCondFullSize);
+    if (c && c->status == "False") return;
+    report_condition(conditions, kCondFullSize, false, "Resized", "running on " + of_nodes(size()),
+                     now_s_);
+  }
+
   const api::TrainingJob& job_;
   const Observed& observed_;
   const api::UnixSeconds now_;
@@ -811,6 +984,7 @@ class Reconciler {
   ReconcileResult r_;
   std::map<int, const ObservedPod*> current_;
   std::vector<const ObservedPod*> stale_;
+  std::vector<const ObservedPod*> probes_;  // grow probes of this attempt (spec.elastic)
   std::set<std::string> deleted_;
   std::set<int> creating_;
   // Ranks whose pod waits for a pod of an earlier attempt to leave its name: why.

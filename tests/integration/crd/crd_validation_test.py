@@ -105,7 +105,7 @@ INVALID = [
      ["spec.runPolicy.ttlSecondsAfterFinished", "greater than or equal to 0"]),
     ("suspend not a boolean", run_policy("bad-suspend", suspend="yes"),
      ["spec.runPolicy.suspend", "must be of type boolean"]),
-    # --- progress and startup (issue 10, points 4 and 5) ---
+    # --- progress and startup ---
     ("startupDeadlineSeconds 0", run_policy("bad-startup", startupDeadlineSeconds=0),
      ["spec.runPolicy.startupDeadlineSeconds", "greater than or equal to 1"]),
     ("progressDeadlineSeconds above a year",
@@ -119,6 +119,16 @@ INVALID = [
     ("nodeLossTimeoutSeconds above a year",
      run_policy("bad-node-loss-big", nodeLossTimeoutSeconds=31536001),
      ["spec.runPolicy.nodeLossTimeoutSeconds", "less than or equal to 31536000"]),
+    ("elastic minNodes above nnodes", job("bad-min-nodes", nnodes=3, elastic={"minNodes": 4}),
+     ["spec.elastic.minNodes", "must not exceed spec.nnodes"]),
+    ("elastic minNodes 0", job("bad-min-nodes-0", nnodes=3, elastic={"minNodes": 0}),
+     ["spec.elastic.minNodes", "greater than or equal to 1"]),
+    ("elastic placementTimeoutSeconds 0",
+     job("bad-placement", nnodes=3, elastic={"placementTimeoutSeconds": 0}),
+     ["spec.elastic.placementTimeoutSeconds", "greater than or equal to 1"]),
+    ("elastic growIntervalSeconds not an integer",
+     job("bad-grow", nnodes=3, elastic={"growIntervalSeconds": "soon"}),
+     ["spec.elastic.growIntervalSeconds", "must be of type integer"]),
 ]
 
 
@@ -211,6 +221,15 @@ class TrainingJobCRDTest(unittest.TestCase):
         finally:
             self.delete("defaults")
 
+    def test_elastic_defaults_applied_by_server(self):
+        self.assertEqual(self.create(job("elastic", nnodes=3, elastic={})).returncode, 0)
+        try:
+            self.assertEqual(self.get("elastic")["spec"]["elastic"],
+                             {"minNodes": 1, "placementTimeoutSeconds": 60,
+                              "growIntervalSeconds": 300})
+        finally:
+            self.delete("elastic")
+
     def test_name_far_longer_than_63_chars_is_accepted(self):
         name = "pointpillars-kitti-car-" + "x" * 150 + "-run-1"
         self.assertGreater(len(name), 63 * 2)
@@ -266,7 +285,7 @@ class TrainingJobCRDTest(unittest.TestCase):
             self.assertNotIn("status", self.get("columns"))
             # ...only the status subresource does, and it is schema-checked too.
             status = {"status": {"phase": "Running", "restarts": 1, "attempt": 1,
-                                 "observedGeneration": 1,
+                                 "observedGeneration": 1, "size": 3,
                                  "nodes": [{"rank": 0, "pod": "columns-node-0", "phase": "Running"}],
                                  "conditions": [{"type": "Running", "status": "True",
                                                  "reason": "AllPodsRunning",
@@ -283,9 +302,9 @@ class TrainingJobCRDTest(unittest.TestCase):
             res = self.cp.kubectl("-n", NS, "get", "tj", "columns", check=True)
             header, row = res.stdout.splitlines()[:2]
             self.assertEqual(header.split(),
-                             ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS", "EPOCH", "STEP",
-                              "ETA", "AGE"])
-            self.assertEqual(row.split()[:5], ["columns", "Running", "4", "2", "1"])
+                             ["NAME", "PHASE", "NODES", "SIZE", "GPUS/NODE", "RESTARTS", "EPOCH",
+                              "STEP", "ETA", "AGE"])
+            self.assertEqual(row.split()[:6], ["columns", "Running", "4", "3", "2", "1"])
 
             # Progress, the stall record and the per-node fields are kept (not pruned), and
             # the progress columns show them.
@@ -307,7 +326,7 @@ class TrainingJobCRDTest(unittest.TestCase):
                 self.assertEqual(stored[key], progress["status"][key], key)
             self.assertEqual(stored["nodes"][0]["step"], 1234)
             res = self.cp.kubectl("-n", NS, "get", "tj", "columns", check=True)
-            self.assertEqual(res.stdout.splitlines()[1].split()[5:8], ["3", "1234", "3h59m"])
+            self.assertEqual(res.stdout.splitlines()[1].split()[6:9], ["3", "1234", "3h59m"])
             wide = self.cp.kubectl("-n", NS, "get", "tj", "columns", "-o", "wide", check=True)
             self.assertIn("STEPS/S", wide.stdout.splitlines()[0].split())
             self.assertIn("2.5", wide.stdout.splitlines()[1].split())

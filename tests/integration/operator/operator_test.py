@@ -33,7 +33,8 @@ from kube_rest import ApiError  # noqa: E402
 
 CONTRACT = ["NNODES", "NODE_RANK", "MASTER_ADDR", "PORT", "GPUS", "MASTER_PORT", "WORLD_SIZE",
             "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
-            "PET_MASTER_PORT", "DDP3D_JOB", "DDP3D_ATTEMPT", "DDP3D_METRICS_PORT"]
+            "PET_MASTER_PORT", "DDP3D_JOB", "DDP3D_ATTEMPT", "DDP3D_METRICS_PORT",
+            "DDP3D_BATCH_WORLD_SIZE"]
 
 
 class OperatorSuite(unittest.TestCase):
@@ -141,7 +142,8 @@ class ReconcileTest(OperatorSuite):
                 ("WORLD_SIZE", "6"), ("PET_NNODES", "3"), ("PET_NODE_RANK", str(rank)),
                 ("PET_NPROC_PER_NODE", "2"), ("PET_MASTER_ADDR", master),
                 ("PET_MASTER_PORT", "29500"), ("DDP3D_JOB", "contract"), ("DDP3D_ATTEMPT", "0"),
-                ("DDP3D_METRICS_PORT", "9400"), ("DDP3D_RENDEZVOUS_TOKEN", "contract-rendezvous-0")])
+                ("DDP3D_METRICS_PORT", "9400"), ("DDP3D_BATCH_WORLD_SIZE", "6"),
+                ("DDP3D_RENDEZVOUS_TOKEN", "contract-rendezvous-0")])
             self.assertEqual([(p["name"], p["containerPort"]) for p in c["ports"]],
                              [("metrics", 9400), ("metrics-1", 9401)])
         # MASTER_ADDR is rank 0's DNS name under the Service: <hostname>.<subdomain>.<ns>.svc
@@ -150,9 +152,9 @@ class ReconcileTest(OperatorSuite):
         self.wait_phase("contract", "Starting")
         out = self.cluster.cp.kubectl("get", "tj", "contract", "-n", NS, check=True).stdout
         header, row = out.splitlines()[:2]
-        self.assertEqual(header.split(), ["NAME", "PHASE", "NODES", "GPUS/NODE", "RESTARTS",
-                                          "EPOCH", "STEP", "ETA", "AGE"])
-        self.assertEqual(row.split()[:5], ["contract", "Starting", "3", "2", "0"])
+        self.assertEqual(header.split(), ["NAME", "PHASE", "NODES", "SIZE", "GPUS/NODE",
+                                          "RESTARTS", "EPOCH", "STEP", "ETA", "AGE"])
+        self.assertEqual(row.split()[:6], ["contract", "Starting", "3", "3", "2", "0"])
 
     def test_status_follows_pods_through_restart_to_success(self):
         self.apply(training_job("life", nnodes=3, gpus=1, backoffLimit=2, cleanPodPolicy="All",
@@ -292,7 +294,7 @@ class ReconcileTest(OperatorSuite):
         self.assertFalse({p["metadata"]["uid"] for p in pods} & {p["metadata"]["uid"] for p in new})
         self.assertEqual(self.job("pause")["status"]["restarts"], 0)
 
-    # -- disruptions (issue 10, point 3) -------------------------------------------
+    # -- disruptions -------------------------------------------
     def assert_disruption_restart(self, name, n, attempt, disruptions):
         job = wait_for(lambda: (j := self.job(name)) and j["status"].get("attempt") == attempt
                        and j, 30, f"{name} attempt {attempt}")
@@ -372,7 +374,7 @@ class ReconcileTest(OperatorSuite):
         self.assertIn("disruptionLimit is 1", failed["message"])
         self.assertEqual((job["status"]["restarts"], job["status"]["disruptions"]), (0, 1))
 
-    # -- level-triggered clean-up (issue 10, point 6) --------------------------------
+    # -- level-triggered clean-up --------------------------------
     def test_deadline_kill_is_retried_after_a_failed_delete(self):
         # An admission policy refuses to delete pods carrying a label: the operator's delete
         # of that pod fails until the label is removed.

@@ -49,9 +49,22 @@ TEST(EnvContract, ExactlyTheDesignVariables) {
       {"DDP3D_JOB", "pp"},
       {"DDP3D_ATTEMPT", "3"},
       {"DDP3D_METRICS_PORT", "9400"},
+      {"DDP3D_BATCH_WORLD_SIZE", "32"},
       {"DDP3D_RENDEZVOUS_TOKEN", "<valueFrom>"},
   };
   EXPECT_EQ(env_of(pod), want);
+}
+
+TEST(EnvContract, AnElasticAttemptOnFewerNodesKeepsTheFullSizesBatchWorld) {
+  // 2 of 4 nodes with 8 GPUs each: NNODES and WORLD_SIZE follow the attempt's size; the
+  // global batch stays the one defined at 4 nodes.
+  auto env = contract_env(job("pp", 4, 8), 1, 5, 2);
+  std::map<std::string, std::string> m(env.begin(), env.end());
+  EXPECT_EQ(m["NNODES"], "2");
+  EXPECT_EQ(m["PET_NNODES"], "2");
+  EXPECT_EQ(m["WORLD_SIZE"], "16");
+  EXPECT_EQ(m["DDP3D_BATCH_WORLD_SIZE"], "32");
+  EXPECT_EQ(m["NODE_RANK"], "1");
 }
 
 TEST(EnvContract, WorldSizeCountsProcessesNotNodes) {
@@ -160,10 +173,10 @@ TEST(DesiredPod, MergesTheUserTemplate) {
   EXPECT_EQ(c.at("resources").at("limits").at("memory").as_string(), "64Gi");
   EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "4");
   const auto env = env_of(pod);
-  ASSERT_EQ(env.size(), 18u);
+  ASSERT_EQ(env.size(), 19u);
   EXPECT_EQ(env[0].first, "NNODES");
-  EXPECT_EQ(env[16], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
-  EXPECT_EQ(env[17], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
+  EXPECT_EQ(env[17], (std::pair<std::string, std::string>{"FROM_TEMPLATE", "<valueFrom>"}));
+  EXPECT_EQ(env[18], (std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"}));
   EXPECT_EQ(spec.at("containers").at(1).at("name").as_string(), "sidecar");
   EXPECT_FALSE(spec.at("containers").at(1).has_field("env"));
 }

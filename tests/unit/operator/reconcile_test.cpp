@@ -686,7 +686,7 @@ TEST(Reconcile, LongNameJobCreatesValidNames) {
   EXPECT_EQ(count(r, Action::Kind::kCreatePod), 3);
 }
 
-// --- level-triggered cleanup (issue 10, point 6) ------------------------------------------------
+// --- level-triggered cleanup ------------------------------------------------
 // Each pass sees what exists and the status the previous pass wrote; a delete that failed
 // (the API refused it, the operator crashed) leaves the pod there, and the next pass must
 // issue the delete again, until the pod is gone.
@@ -753,7 +753,7 @@ TEST(Reconcile, CleanPodPolicyAndTtlAreReissuedOnEveryPass) {
   EXPECT_TRUE(deleted_pods(r).empty()) << "the failed pod is kept under cleanPodPolicy Running";
 }
 
-// --- disruptions (issue 10, point 3) ------------------------------------------------------------
+// --- disruptions ------------------------------------------------------------
 
 // The status of a job whose 4 pods of `attempt` were all observed Running (uids recorded).
 api::TrainingJob running_job(int attempt = 0, int restarts = 0) {

@@ -112,7 +112,7 @@ TEST(TrainingJobStatus, JsonRoundTrip) {
   st.nodes.push_back(
       {0, "pp-node-0", "Running", std::nullopt, "", "uid-0", "", std::nullopt, "worker-3"});
   st.nodes.push_back({1, "pp-node-1", "Failed", 137, "OOMKilled", "", "", std::nullopt, ""});
-  // --- progress and startup (issue 10, points 4 and 5) ---
+  // --- progress and startup ---
   st.nodes.push_back({2, "pp-node-2", "Pending", std::nullopt, "ImagePullBackOff", "uid-2",
                       "container worker: Back-off pulling image", 1234, ""});
   st.attempt_start_time = "2026-11-30T10:02:00Z";
