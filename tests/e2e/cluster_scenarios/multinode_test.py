@@ -22,6 +22,10 @@ d. Power loss of a node running a rank (node.sh poweroff: its kubelet, runtime a
 e. Odd input: a job whose gang can never fit waits, says why, and does not spin; a node whose
    kubelet is frozen for longer than the node-monitor grace period but less than
    nodeLossTimeoutSeconds (a flap) restarts nothing.
+f. Elastic size: a 3-node job with elastic.minNodes 2 while only 2 nodes have an accelerator
+   runs on 2 (its gang of 3 is not placed within placementTimeoutSeconds) with the global batch
+   of 3 and Succeeds; when the third node gets its accelerator back, a probe pod finds the room
+   and the job grows back to 3 at a SIGTERM checkpoint, resuming at the iteration it stopped.
 """
 
 import json
@@ -187,7 +191,7 @@ class MultiNodeScenarios(ClusterScenario):
                                                            "items": items}))
         return cls.volume
 
-    def submit(self, name, nnodes, config, args=(), **run_policy):
+    def submit(self, name, nnodes, config, args=(), elastic=None, **run_policy):
         """A CPU TrainingJob whose every pod needs one example.com/gpu."""
         self.shared_volume()
         policy = {"backoffLimit": 0, "nodeLossTimeoutSeconds": 5, **run_policy}
@@ -206,10 +210,12 @@ class MultiNodeScenarios(ClusterScenario):
                     "volumes": [{"name": "data",
                                  "persistentVolumeClaim": {"claimName": CLAIM}}]}},
                 "runPolicy": policy}}
+        if elastic:
+            job["spec"]["elastic"] = elastic
         self.kubectl("apply", "-f", "-", stdin=json.dumps(job))
 
     def pods_of(self, name, attempt=None):
-        pods = self.get("-n", NS, "pods", "-l", f"ddp3d.io/job-name={name}")["items"]
+        pods = self.get("-n", NS, "pods", "-l", f"ddp3d.io/job-name={name},ddp3d.io/node-rank")["items"]
         return sorted((p for p in pods
                        if attempt is None or p["metadata"]["labels"]["ddp3d.io/attempt"] == str(attempt)),
                       key=lambda p: int(p["metadata"]["labels"]["ddp3d.io/node-rank"]))
@@ -401,6 +407,66 @@ class MultiNodeScenarios(ClusterScenario):
                          status)
         self.assertEqual(status["phase"], "Running")
         self.kubectl("-n", NS, "delete", "trainingjob", "flap", "--wait=true")
+
+    def test_f_an_elastic_job_runs_smaller_and_grows_back_at_a_checkpoint(self):
+        self.require_operator()
+        name = "pp-elastic"
+        spare = self.nodes[2]
+        self.node_sh("capacity", spare, f"{GPU}=0")
+        t0 = time.monotonic()
+        self.submit(name, 3, DEMO_CONFIG, ITER_CHECKPOINTS + ["train_cfg.max_epochs=6"],
+                    elastic={"minNodes": 2, "placementTimeoutSeconds": 15,
+                             "growIntervalSeconds": 20})
+        try:
+            pods = self.running_pods(name, 1, 2)
+            shrunk = time.monotonic() - t0
+            status = self.job_status(name)
+            self.assertEqual(status["size"], 2, status)
+            full = next(c for c in status["conditions"] if c["type"] == "FullSize")
+            self.assertEqual((full["status"], full["reason"]), ("False", "PlacementTimeout"))
+            self.assertIn("restarting on 2 of 3 nodes", full["message"])
+            for p in pods:
+                env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
+                self.assertEqual((env["NNODES"], env["WORLD_SIZE"], env["DDP3D_BATCH_WORLD_SIZE"]),
+                                 ("2", "2", "3"))
+                self.assertNotEqual(p["spec"]["nodeName"], spare)
+            out = self.kubectl("-n", NS, "get", "tj", name).stdout
+            self.assertEqual(out.splitlines()[1].split()[2:4], ["3", "2"], out)  # NODES, SIZE
+            _, before = self.wait_steps(name, 1, 2, 12)
+            log(f"elastic: submitted -> running on 2 of 3 nodes in {shrunk:.1f}s; "
+                f"steps {before} at size 2")
+        finally:
+            self.node_sh("capacity", spare, f"{GPU}=1")
+        t1 = time.monotonic()
+        new = self.running_pods(name, 2, 3)
+        rank0 = new[0]["metadata"]["name"]
+        self.wait_log(rank0, "resumed from", "the grown attempt's resume", 300, 1)
+
+        def first_step():
+            got = self.steps(new)
+            return all(s is not None and s >= 1 for s in got), got
+        self.wait("the first training step on 3 nodes", 300, first_step, interval=0.25)
+        grown = time.monotonic() - t1
+        resumed = [line for line in self.pod_logs(rank0).splitlines() if "resumed from" in line][0]
+        iteration = int(resumed.split("iteration ")[1].split(" ")[0].rstrip(";"))
+        self.assertGreaterEqual(iteration, max(before), "steps done at size 2 were lost")
+        status = self.job_status(name)
+        self.assertEqual(status["size"], 3, status)
+        full = next(c for c in status["conditions"] if c["type"] == "FullSize")
+        self.assertEqual((full["status"], full["reason"]), ("True", "FullSize"))
+        self.wait_phase(name, "Succeeded", 600)
+        status = self.job_status(name)
+        self.assertEqual((status["restarts"], status["disruptions"], status["attempt"]), (0, 0, 2),
+                         status)
+        probes = self.get("-n", NS, "pods", "-l", "ddp3d.io/role=grow-probe")["items"]
+        self.assertEqual(probes, [], "a probe pod outlived the job's growth")
+        reasons = [e["reason"] for e in sorted(
+            self.get("-n", NS, "events", "--field-selector", f"involvedObject.name={name}")["items"],
+            key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")]
+        self.assertIn("PlacementTimeout", reasons)
+        self.assertIn("GrowBack", reasons)
+        log(f"elastic: accelerator back -> first step on 3 nodes {grown:.1f}s; resumed at "
+            f"iteration {iteration} after {before} at size 2: 0 steps lost")
 
 
 if __name__ == "__main__":
