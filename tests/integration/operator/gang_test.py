@@ -8,10 +8,16 @@ spec.schedulingGroup (which the API server keeps: it drops the field when the AP
 the GangScheduling condition is True. NotServed: on a cluster without the API the pods are
 placed one by one, the condition says so, with one Warning event, and the operator's log
 says so once.
+
+Elastic size (docs/operator.md, "Elastic size"): with no scheduler in this control plane no
+pod is ever placed, so a 3-node job with minNodes 2 restarts on 2 after placementTimeoutSeconds
+(a PodGroup of 2, NNODES 2, the batch world of 3) and stays there; once Running it looks for
+room with a probe pod, and binding that probe (as the scheduler would) grows it back to 3.
 """
 
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -72,6 +78,55 @@ class Served(GangBase):
         self.assertIsNone(self.kube.get(f"{PODGROUPS}/solo-gang-0"))
         gang = wait_for(lambda: condition(self.job("solo"), "GangScheduling"), 30, "the condition")
         self.assertEqual((gang["status"], gang["reason"]), ("False", "Disabled"))
+
+
+class Elastic(GangBase):
+    def test_an_unplaced_gang_runs_smaller_and_a_placed_probe_grows_it_back(self):
+        self.kube.create(Kube.tj(NS), training_job(
+            "stretch", nnodes=3, elastic={"minNodes": 2, "placementTimeoutSeconds": 4,
+                                          "growIntervalSeconds": 2}))
+        wait_for(lambda: self.live_pods("stretch", 0, 3), 30, "attempt 0's pods")
+        pods = wait_for(lambda: self.live_pods("stretch", 1, 2), 30, "attempt 1's 2 pods")
+        job = self.job("stretch")
+        self.assertEqual((job["status"]["size"], job["status"]["restarts"],
+                          job["status"]["disruptions"]), (2, 0, 0))
+        full = condition(job, "FullSize")
+        self.assertEqual((full["status"], full["reason"]), ("False", "PlacementTimeout"))
+        self.assertEqual(self.kube.get(f"{PODGROUPS}/stretch-gang-1")["spec"]["schedulingPolicy"],
+                         {"gang": {"minCount": 2}})
+        for p in pods:
+            env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
+            self.assertEqual((env["NNODES"], env["WORLD_SIZE"], env["DDP3D_BATCH_WORLD_SIZE"]),
+                             ("2", "2", "3"))
+        # At minNodes it waits as it is: no attempt 2 while nothing is placed.
+        time.sleep(5)
+        self.assertEqual(self.job("stretch")["status"]["attempt"], 1)
+
+        for p in pods:
+            self.kubelet.set_running(p)
+
+        def probe():
+            got = self.kube.list(Kube.core(NS, "pods"), "ddp3d.io/role=grow-probe")
+            return got[0] if got else None
+        p = wait_for(probe, 30, "a grow probe")
+        self.assertEqual(p["metadata"]["name"], "stretch-probe-0")
+        self.assertEqual(p["metadata"]["labels"]["ddp3d.io/attempt"], "1")
+        self.assertEqual(p["spec"]["terminationGracePeriodSeconds"], 0)
+        self.kube.create(Kube.core(NS, "pods", p["metadata"]["name"], "binding"), {
+            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": p["metadata"]["name"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "roomy-node"}})
+        pods = wait_for(lambda: self.live_pods("stretch", 2, 3), 30, "attempt 2's 3 pods")
+        for p in pods:
+            env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
+            self.assertEqual((env["NNODES"], env["DDP3D_BATCH_WORLD_SIZE"]), ("3", "3"))
+        job = self.job("stretch")
+        self.assertEqual((job["status"]["size"], job["status"]["restarts"],
+                          job["status"]["disruptions"]), (3, 0, 0))
+        self.assertEqual(condition(job, "FullSize")["status"], "True")
+        wait_for(lambda: not probe(), 30, "the probe gone")
+        reasons = {e["reason"] for e in self.kube.list(Kube.core(NS, "events"))
+                   if e["involvedObject"]["name"] == "stretch"}
+        self.assertLessEqual({"PlacementTimeout", "GrowProbe", "GrowBack"}, reasons)
 
 
 class NotServed(GangBase):

@@ -332,20 +332,23 @@ class Kubelet:
         self.kube.merge_patch(Kube.core(meta["namespace"], "pods", meta["name"], "status"), body)
 
 
-def training_job(name, nnodes=2, gpus=1, **run_policy):
-    return {
+def training_job(name, nnodes=2, gpus=1, elastic=None, **run_policy):
+    job = {
         "apiVersion": "ddp3d.io/v1alpha1", "kind": "TrainingJob",
         "metadata": {"name": name, "namespace": NS},
         "spec": {"nnodes": nnodes, "gpusPerNode": gpus, "port": 29500, "config": CONFIG,
                  "args": ["--work-dir", f"/data/work_dirs/{name}"],
                  "image": "ddp3d/worker:test", "runPolicy": run_policy},
     }
+    if elastic is not None:
+        job["spec"]["elastic"] = elastic
+    return job
 
 
 def pods_of(kube, job):
-    """Pods controlled by this TrainingJob object, sorted by rank."""
+    """Rank pods controlled by this TrainingJob object, sorted by rank (no grow probes)."""
     uid = job["metadata"]["uid"]
-    pods = [p for p in kube.list(Kube.core(NS, "pods"), "ddp3d.io/job-name")
+    pods = [p for p in kube.list(Kube.core(NS, "pods"), "ddp3d.io/job-name,ddp3d.io/node-rank")
             if any(r.get("uid") == uid and r.get("controller")
                    for r in p["metadata"].get("ownerReferences", []))]
     return sorted(pods, key=lambda p: int(p["metadata"]["labels"]["ddp3d.io/node-rank"]))
