@@ -64,7 +64,20 @@ DistEnv dist_env_from_environment() {
   e.gpus = env_int("GPUS", 0, 0, 1024);
   e.rendezvous_token = env_token("DDP3D_RENDEZVOUS_TOKEN");
   e.attempt = env_int("DDP3D_ATTEMPT", -1, 0, 1 << 30);
+  e.batch_world_size = batch_world_size_from_environment(e.world_size);
   return e;
+}
+
+int batch_world_size_from_environment(int world_size) {
+  const int bws = env_int("DDP3D_BATCH_WORLD_SIZE", world_size, 1, 1 << 20);
+  if (bws < world_size) {
+    throw std::invalid_argument(
+        "environment variable DDP3D_BATCH_WORLD_SIZE=" + std::to_string(bws) +
+        " is smaller than the world size " + std::to_string(world_size) +
+        ": the global batch is defined at DDP3D_BATCH_WORLD_SIZE ranks, and a run may shrink "
+        "below it (accumulating micro-batches), not grow past it");
+  }
+  return bws;
 }
 
 }  // namespace ddp3d::dist

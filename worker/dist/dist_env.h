@@ -22,11 +22,20 @@ struct DistEnv {
   // the rendezvous lives under it, so a rank left over from an earlier attempt (a pod on a
   // lost node that still runs) can never be counted in, or disturb, a later attempt's.
   int attempt = -1;
+  // DDP3D_BATCH_WORLD_SIZE: the world size the global batch is defined at (the job's full
+  // size; a restart at fewer ranks accumulates micro-batches to keep it). Defaults to
+  // world_size; never below it.
+  int batch_world_size = 1;
 };
 
 // Reads the contract from the environment. With no RANK/WORLD_SIZE at all (launcher
 // "none") it describes a single process. Missing or malformed variables throw
 // std::invalid_argument naming the variable and its value.
 DistEnv dist_env_from_environment();
+
+// DDP3D_BATCH_WORLD_SIZE, or `world_size` when unset. Throws std::invalid_argument naming the
+// variable when it is malformed or smaller than `world_size` (a run may shrink below the batch
+// world size, not grow past it).
+int batch_world_size_from_environment(int world_size);
 
 }  // namespace ddp3d::dist

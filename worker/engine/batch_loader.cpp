@@ -11,16 +11,38 @@ namespace ddp3d::engine {
 BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset, std::vector<std::int64_t> indices,
                          const BatchLoaderOptions& options,
                          std::function<std::uint64_t(std::int64_t)> sample_seed)
+    : dataset_(std::move(dataset)), options_(options), sample_seed_(std::move(sample_seed)) {
+  if (options.batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
+  const auto n = static_cast<std::int64_t>(indices.size());
+  const std::int64_t batches = options.drop_last
+                                   ? n / options.batch_size
+                                   : (n + options.batch_size - 1) / options.batch_size;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    const auto first = indices.begin() + b * options.batch_size;
+    const auto last = indices.begin() + std::min(n, (b + 1) * options.batch_size);
+    batches_.emplace_back(first, last);
+  }
+  start();
+}
+
+BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset,
+                         std::vector<std::vector<std::int64_t>> batches,
+                         const BatchLoaderOptions& options,
+                         std::function<std::uint64_t(std::int64_t)> sample_seed)
     : dataset_(std::move(dataset)),
-      indices_(std::move(indices)),
+      batches_(std::move(batches)),
       options_(options),
       sample_seed_(std::move(sample_seed)) {
-  if (options.batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
-  const auto n = static_cast<std::int64_t>(indices_.size());
-  num_batches_ = options.drop_last ? n / options.batch_size
-                                   : (n + options.batch_size - 1) / options.batch_size;
-  capacity_ = options.prefetch > 0 ? options.prefetch : 2 * std::max(1, options.num_workers);
-  for (int i = 0; i < options.num_workers; ++i) threads_.emplace_back([this] { worker_loop(); });
+  for (const auto& batch : batches_) {
+    if (batch.empty()) throw std::invalid_argument("BatchLoader: an empty batch");
+  }
+  start();
+}
+
+void BatchLoader::start() {
+  num_batches_ = static_cast<std::int64_t>(batches_.size());
+  capacity_ = options_.prefetch > 0 ? options_.prefetch : 2 * std::max(1, options_.num_workers);
+  for (int i = 0; i < options_.num_workers; ++i) threads_.emplace_back([this] { worker_loop(); });
 }
 
 BatchLoader::~BatchLoader() {
@@ -33,13 +55,10 @@ BatchLoader::~BatchLoader() {
 }
 
 Batch BatchLoader::load(std::int64_t batch_index) const {
-  const std::int64_t first = batch_index * options_.batch_size;
-  const std::int64_t last = std::min<std::int64_t>(first + options_.batch_size,
-                                                   static_cast<std::int64_t>(indices_.size()));
+  const std::vector<std::int64_t>& indices = batches_[static_cast<std::size_t>(batch_index)];
   std::vector<Sample> samples;
-  samples.reserve(static_cast<std::size_t>(last - first));
-  for (std::int64_t i = first; i < last; ++i) {
-    const std::int64_t index = indices_[static_cast<std::size_t>(i)];
+  samples.reserve(indices.size());
+  for (const std::int64_t index : indices) {
     at::Generator rng = at::make_generator<at::CPUGeneratorImpl>(sample_seed_(index));
     try {
       samples.push_back(dataset_->get(index, rng));

@@ -35,6 +35,11 @@ class BatchLoader {
   BatchLoader(std::shared_ptr<const Dataset> dataset, std::vector<std::int64_t> indices,
               const BatchLoaderOptions& options,
               std::function<std::uint64_t(std::int64_t)> sample_seed);
+  // Explicit batches: batch k holds the samples `batches[k]` (each non-empty), in order;
+  // options.batch_size and drop_last are not used.
+  BatchLoader(std::shared_ptr<const Dataset> dataset,
+              std::vector<std::vector<std::int64_t>> batches, const BatchLoaderOptions& options,
+              std::function<std::uint64_t(std::int64_t)> sample_seed);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -46,10 +51,11 @@ class BatchLoader {
 
  private:
   Batch load(std::int64_t batch_index) const;
+  void start();
   void worker_loop();
 
   std::shared_ptr<const Dataset> dataset_;
-  std::vector<std::int64_t> indices_;
+  std::vector<std::vector<std::int64_t>> batches_;
   BatchLoaderOptions options_;
   std::function<std::uint64_t(std::int64_t)> sample_seed_;
   std::int64_t num_batches_ = 0;

@@ -27,6 +27,8 @@ std::string serialize_checkpoint(Model& model, torch::optim::Optimizer& optimize
   root.write("scale_growth_tracker", c10::IValue(state.scale_growth_tracker));
   root.write("seed", c10::IValue(state.seed));
   root.write("world_size", c10::IValue(state.world_size));
+  root.write("batch_world_size", c10::IValue(state.batch_world_size));
+  root.write("batch_size", c10::IValue(state.batch_size));
   if (state.torch_rng_state.defined()) root.write("torch_rng_state", state.torch_rng_state);
   if (!state.rank_rng_states.empty()) {
     c10::List<std::string> states;
@@ -84,6 +86,9 @@ void deserialize_checkpoint(const std::string& payload, const std::string& origi
       state->seed = v.toInt();
       root.read("world_size", v);
       state->world_size = v.toInt();
+      // Absent from checkpoints written before the batch world size existed.
+      state->batch_world_size = root.try_read("batch_world_size", v) ? v.toInt() : 0;
+      state->batch_size = root.try_read("batch_size", v) ? v.toInt() : 0;
       at::Tensor rng;
       if (root.try_read("torch_rng_state", rng)) state->torch_rng_state = rng;
       state->rank_rng_states.clear();

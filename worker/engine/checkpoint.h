@@ -24,8 +24,13 @@ struct TrainingState {
   double loss_scale = 0;   // fp16 dynamic loss scale (0: not used)
   std::int64_t scale_growth_tracker = 0;
   std::int64_t seed = 0;        // randomness.seed the run used (data RNG streams derive from it)
-  std::int64_t world_size = 1;  // informational: a resumed run may use another world size
-  at::Tensor torch_rng_state;   // rank 0's CPU generator state (undefined: not saved)
+  std::int64_t world_size = 1;  // the world size it was written at
+  // The world size and per-rank batch size the global batch was defined at (0: unknown, an
+  // older checkpoint; then world_size and the current batch size). A run with the same global
+  // batch resumes at its exact sample position at any world size.
+  std::int64_t batch_world_size = 0;
+  std::int64_t batch_size = 0;
+  at::Tensor torch_rng_state;  // rank 0's CPU generator state (undefined: not saved)
   // Every rank's CPU generator state in rank order (empty: not saved; older checkpoints).
   std::vector<std::string> rank_rng_states;
 };

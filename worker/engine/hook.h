@@ -50,11 +50,21 @@ struct LoopProgress {
 // One training iteration as its hooks see it. Fields fill as the iteration advances; a hook may
 // publish a value for the hooks after it (lower priority) where noted.
 struct TrainIter {
-  const Batch* batch = nullptr;  // this iteration's batch, on the training device
+  // This iteration's batch, on the training device. When a rank trains its share of the
+  // iteration in micro-batches (a run resumed below its batch world size), the micro-batch
+  // being trained: the first in before_train_iter, the last afterwards.
+  const Batch* batch = nullptr;
+  // The samples this rank trains in this iteration (dataset indices, in order), and the
+  // number of micro-batches they are trained in (1 at the batch world size).
+  std::vector<std::int64_t> sample_indices;
+  std::int64_t micro_batches = 1;
   // The lr and momentum it trains with (read after before_train_iter, i.e. after scheduling).
   double lr = 0;
   double momentum = 0;
-  // After forward: every term the model returned and their back-propagated sum.
+  // After forward: every term the model returned and their back-propagated sum. Trained in
+  // micro-batches: each micro-batch's terms weighted by its share of the iteration's samples
+  // (× world size) and summed, so their mean over ranks is the iteration's mean; only the last
+  // micro-batch's part still carries autograd history (the others ran backward already).
   LossMap losses;
   at::Tensor total_loss;
   // Set by an after_train_forward hook (e.g. a non-finite-loss guard): no backward and no step

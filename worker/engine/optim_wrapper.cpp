@@ -78,9 +78,10 @@ void OptimWrapper::set_lr_momentum(double lr, std::optional<double> momentum) {
   momentum_ = momentum.value_or(base_momentum());
 }
 
-UpdateResult OptimWrapper::update_params(const at::Tensor& loss, std::int64_t iter) {
+UpdateResult OptimWrapper::update_params(const at::Tensor& loss, std::int64_t iter,
+                                         bool last_micro) {
   UpdateResult result;
-  result.update_iter = accumulation_.is_update_iter(iter);
+  result.update_iter = last_micro && accumulation_.is_update_iter(iter);
   at::Tensor scaled = loss / accumulation_.loss_divisor(iter);
   if (options_.precision == Precision::kFp16) scaled = scaled * scaler_.scale();
   backward(scaled, result.update_iter, result);

@@ -90,7 +90,10 @@ class OptimWrapper {
   bool is_update_iter(std::int64_t iter) const { return accumulation_.is_update_iter(iter); }
   // Backward of `loss` (the iteration's total loss, undivided and unscaled) for global
   // iteration `iter`, then, when it ends an accumulation group, the parameter update.
-  UpdateResult update_params(const at::Tensor& loss, std::int64_t iter);
+  // An iteration trained in micro-batches calls it once per micro-batch with that one's
+  // (weighted) loss: `last_micro` false keeps the gradients local (DDP no_sync) and never
+  // steps; the last micro-batch synchronises and steps as the whole iteration would.
+  UpdateResult update_params(const at::Tensor& loss, std::int64_t iter, bool last_micro = true);
   // Drops the gradients accumulated so far (an iteration skipped before its backward).
   void discard_gradients();
 

@@ -1,5 +1,6 @@
 #include "worker/engine/runner.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include "worker/engine/hooks/logger_hook.h"
 #include "worker/engine/hooks/param_scheduler_hook.h"
 #include "worker/engine/hooks/preemption_hook.h"
+#include "worker/engine/hooks/sample_trace_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
 #include "worker/engine/optim_wrapper.h"
 #include "worker/engine/param_schedule.h"
@@ -87,10 +89,30 @@ void Runner::resume() {
   start_epoch_ = state.epoch;
   start_iter_ = state.iter;
   start_rng_states_ = state.rank_rng_states;
-  if (state.world_size != ctx_.world_size) {
-    log_.warning("the checkpoint was written at world size " + std::to_string(state.world_size) +
-                 ", resuming at " + std::to_string(ctx_.world_size) +
-                 ": the data order differs from the original run");
+  // The data order is defined by the global batch (data_order.h): with the same one, the
+  // checkpoint's position is exact at any world size.
+  const std::int64_t batch_size = options_.train_loader.batch_size;
+  const std::int64_t bws = batch_world_size(ctx_);
+  const std::int64_t saved_bws =
+      state.batch_world_size > 0 ? state.batch_world_size : state.world_size;
+  const std::int64_t saved_batch = state.batch_size > 0 ? state.batch_size : batch_size;
+  if (saved_bws != bws || saved_batch != batch_size) {
+    log_.warning("the checkpoint was written with a global batch of " +
+                 std::to_string(saved_bws * saved_batch) + " (" + std::to_string(saved_bws) +
+                 " ranks × batch_size " + std::to_string(saved_batch) + "), resuming with " +
+                 std::to_string(bws * batch_size) + " (" + std::to_string(bws) + " × " +
+                 std::to_string(batch_size) + "): the data order differs from the original run");
+  } else if (state.world_size != ctx_.world_size) {
+    const std::int64_t done_in_epoch = state.iter - state.epoch * iters_per_epoch_;
+    log_.info("resuming " +
+              (done_in_epoch > 0 ? "iter " + std::to_string(state.iter)
+                                 : "epoch " + std::to_string(state.epoch)) +
+              " written at world size " + std::to_string(state.world_size) + " at world size " +
+              std::to_string(ctx_.world_size) + ": global batch " +
+              std::to_string(bws * batch_size) + " kept" +
+              (ctx_.world_size < bws
+                   ? ", " + std::to_string(ctx_.world_size) + " ranks accumulate micro-batches"
+                   : std::string()));
   }
   const std::int64_t in_epoch = state.iter - state.epoch * iters_per_epoch_;
   log_.info("resumed from " + source->path.string() + " at epoch " + std::to_string(state.epoch) +
@@ -147,6 +169,8 @@ TrainOutcome Runner::train() {
   checkpoints.accumulative_counts = options_.accumulative_counts;
   loop.add_hook(std::make_shared<CheckpointHook>(std::move(checkpoints), log_),
                 HookPriority::kVeryLow);
+  if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')
+    loop.add_hook(std::make_shared<SampleTraceHook>(trace, ctx_.rank), HookPriority::kLow);
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
   loop.set_pending_signal(pending_signal_);
   loop.run();

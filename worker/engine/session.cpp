@@ -17,6 +17,7 @@
 #include "common/io/atomic_file.h"
 #include "common/log.h"
 #include "worker/dist/default_process_group.h"
+#include "worker/dist/dist_env.h"
 #include "worker/dist/process_group.h"
 #include "worker/engine/collectives.h"
 #include "worker/engine/registry.h"
@@ -98,6 +99,10 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
   s->ctx.pg = s->pg.get();
   s->ctx.rank = env.rank;
   s->ctx.world_size = env.world_size;
+  // One process may still train the global batch of several (DDP3D_BATCH_WORLD_SIZE).
+  s->ctx.batch_world_size = launcher == "pytorch"
+                                ? env.batch_world_size
+                                : dist::batch_world_size_from_environment(env.world_size);
 
   // Several ranks on one host share its cores: without OMP_NUM_THREADS (torchrun sets 1), give
   // each rank its share instead of letting every rank spawn one thread per core.
@@ -136,6 +141,10 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
   }
   s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp);
   s->log->info("ddp3d " + command + ": world size " + std::to_string(s->ctx.world_size) +
+               (s->ctx.batch_world_size != s->ctx.world_size
+                    ? " (global batch defined at " + std::to_string(s->ctx.batch_world_size) +
+                          ", DDP3D_BATCH_WORLD_SIZE)"
+                    : std::string()) +
                ", backend " + s->backend + ", device " + s->ctx.device.str() + ", seed " +
                std::to_string(seed) + ", deterministic " + (deterministic ? "true" : "false") +
                ", intra-op threads " + std::to_string(at::get_num_threads()));

@@ -83,9 +83,11 @@ void TrainLoop::set_start(std::int64_t epochs_completed, std::int64_t global_ite
   progress_.epochs_completed = epochs_completed;
   progress_.global_iter = global_iter;
   const std::int64_t done_in_epoch = global_iter - epochs_completed * progress_.iters_per_epoch;
-  // A checkpoint from another world size has another number of iterations per epoch: its
-  // position inside the epoch is clamped (the runner warns that the data order differs).
+  // A checkpoint with another global batch has another number of iterations per epoch: its
+  // position inside the epoch is clamped (the runner warns that the data order differs). With
+  // the same global batch the position is exact at any world size.
   resume_iter_in_epoch_ = std::clamp<std::int64_t>(done_in_epoch, 0, progress_.iters_per_epoch - 1);
+  // Per-rank generator states mean something only for the ranks that saved them.
   const auto rank = static_cast<std::size_t>(ctx_.rank);
   resume_rng_state_ = resume_iter_in_epoch_ > 0 && rank < rng_states.size() &&
                               static_cast<int>(rng_states.size()) == ctx_.world_size
@@ -123,14 +125,20 @@ void TrainLoop::run_epoch() {
   // Resumed inside this epoch: skip the samples already trained on, and take the RNG back.
   const std::int64_t first = std::exchange(resume_iter_in_epoch_, 0);
   if (!resume_rng_state_.empty()) set_cpu_rng_state(std::exchange(resume_rng_state_, {}));
-  const std::unique_ptr<BatchLoader> loader = open_train_loader(first);
+  const EpochData data = open_train_data(first);
   progress_.iter_in_epoch = first;
   call_hooks(hooks_, &Hook::before_train_epoch, *this);
   for (std::int64_t i = first; i < progress_.iters_per_epoch && !stop_reason_; ++i) {
     progress_.iter_in_epoch = i;
-    std::optional<Batch> host_batch = loader->next();
-    if (!host_batch) throw std::logic_error("loader ended early");
-    run_iter(host_batch->to(ctx_.device));
+    const auto k = static_cast<std::size_t>(i - first);
+    const std::vector<std::vector<std::int64_t>>& micro = data.micro_batches.at(k);
+    std::vector<Batch> host_batches;
+    for (std::size_t m = 0; m < micro.size(); ++m) {
+      std::optional<Batch> host_batch = data.loader->next();
+      if (!host_batch) throw std::logic_error("loader ended early");
+      host_batches.push_back(std::move(*host_batch));
+    }
+    run_iter(micro, std::move(host_batches), data.iteration_samples.at(k));
     take_pending_signal();
   }
   if (stop_reason_) return;  // an unfinished epoch is not reported as done
@@ -139,34 +147,49 @@ void TrainLoop::run_epoch() {
   ++progress_.epoch;
 }
 
-std::unique_ptr<BatchLoader> TrainLoop::open_train_loader(std::int64_t first_iter) const {
+TrainLoop::EpochData TrainLoop::open_train_data(std::int64_t first_iter) const {
   const LoaderSpec& spec = options_.train_loader;
-  const auto sampler_seed =
-      static_cast<std::uint64_t>(spec.seed.value_or(static_cast<std::int64_t>(ctx_.seed)));
-  const BatchLoaderOptions lo{spec.batch_size, spec.num_workers, 0, spec.drop_last};
+  TrainDataOrder order;
+  order.dataset_size = train_data_->size();
+  order.batch_size = spec.batch_size;
+  order.batch_world_size = batch_world_size(ctx_);
+  order.shuffle = spec.shuffle;
+  order.seed = static_cast<std::uint64_t>(spec.seed.value_or(static_cast<std::int64_t>(ctx_.seed)));
+  order.drop_last = spec.drop_last;
   const std::int64_t epoch = progress_.epoch;
-  std::vector<std::int64_t> order =
-      epoch_indices(train_data_->size(), ctx_, spec.shuffle, sampler_seed, epoch, spec.drop_last);
-  const auto skip =
-      std::min<std::size_t>(order.size(), static_cast<std::size_t>(first_iter) *
-                                              static_cast<std::size_t>(spec.batch_size));
-  order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(skip));
-  return std::make_unique<BatchLoader>(
-      train_data_, std::move(order), lo,
+  EpochData data;
+  data.micro_batches = epoch_micro_batches(order, epoch, ctx_.rank, ctx_.world_size, first_iter);
+  const std::int64_t g = order.global_batch();
+  const std::int64_t t = order.stream_size();
+  std::vector<std::vector<std::int64_t>> batches;
+  for (std::size_t k = 0; k < data.micro_batches.size(); ++k) {
+    const std::int64_t i = first_iter + static_cast<std::int64_t>(k);
+    data.iteration_samples.push_back(std::min((i + 1) * g, t) - i * g);
+    for (const auto& micro : data.micro_batches[k]) batches.push_back(micro);
+  }
+  const BatchLoaderOptions lo{spec.batch_size, spec.num_workers, 0, spec.drop_last};
+  data.loader = std::make_unique<BatchLoader>(
+      train_data_, std::move(batches), lo,
       [seed = ctx_.seed, rank = ctx_.rank, epoch](std::int64_t index) {
         return data_seed(seed, rank, epoch, index);
       });
+  return data;
 }
 
-void TrainLoop::run_iter(const Batch& batch) {
+void TrainLoop::run_iter(const std::vector<std::vector<std::int64_t>>& micro_batches,
+                         std::vector<Batch> host_batches, std::int64_t iteration_samples) {
   TrainIter iter;
-  iter.batch = &batch;
+  for (const auto& micro : micro_batches)
+    iter.sample_indices.insert(iter.sample_indices.end(), micro.begin(), micro.end());
+  iter.micro_batches = static_cast<std::int64_t>(micro_batches.size());
+  Batch device_batch = host_batches.at(0).to(ctx_.device);
+  iter.batch = &device_batch;
   call_hooks(hooks_, &Hook::before_train_iter, *this, iter);
   // A hook stopped training here (a checkpoint on SIGTERM): this iteration is not run.
   if (stop_reason_) return;
   iter.lr = optim_.lr();
   iter.momentum = optim_.momentum();
-  forward(iter);
+  forward(iter, host_batches, device_batch, iteration_samples);
   call_hooks(hooks_, &Hook::after_train_forward, *this, iter);
   update(iter);
   iter.log_vars = log_vars(iter.losses, iter.total_loss);
@@ -174,13 +197,56 @@ void TrainLoop::run_iter(const Batch& batch) {
   ++progress_.global_iter;
 }
 
-void TrainLoop::forward(TrainIter& iter) {
+void TrainLoop::forward(TrainIter& iter, const std::vector<Batch>& host_batches,
+                        Batch& device_batch, std::int64_t iteration_samples) {
+  // Once per iteration (it broadcasts buffers, a collective; ranks may differ in micro-batches).
   if (ddp_ != nullptr) ddp_->prepare_forward();
-  {
-    const AutocastScope autocast = optim_.autocast(ctx_.device.type());
-    iter.losses = model_.forward_train(*iter.batch);
+  const std::size_t count = host_batches.size();
+  LossMap sum;  // the earlier micro-batches' weighted terms, detached
+  at::Tensor sum_total;
+  for (std::size_t m = 0; m < count; ++m) {
+    if (m > 0) device_batch = host_batches[m].to(ctx_.device);
+    LossMap losses;
+    {
+      const AutocastScope autocast = optim_.autocast(ctx_.device.type());
+      losses = model_.forward_train(device_batch);
+    }
+    at::Tensor total = total_loss(losses);
+    // Each micro-batch's mean loss weighted by its share of the iteration (× world size, as
+    // DDP averages over ranks): the averaged gradient is the mean over the iteration's samples.
+    // At the batch world size the weight is exactly 1 and nothing is multiplied.
+    const std::int64_t scaled = host_batches[m].size * ctx_.world_size;
+    if (scaled != iteration_samples) {
+      const double weight = static_cast<double>(scaled) / static_cast<double>(iteration_samples);
+      for (auto& [name, value] : losses) value = value * weight;
+      total = total * weight;
+    }
+    if (m + 1 < count) {
+      // Gradients stay local (no_sync) until the iteration's last micro-batch.
+      optim_.update_params(total, progress_.global_iter, /*last_micro=*/false);
+      for (const auto& [name, value] : losses) {
+        auto it = sum.find(name);
+        if (it == sum.end()) {
+          sum.emplace(name, value.detach());
+        } else {
+          it->second = it->second + value.detach();
+        }
+      }
+      sum_total = sum_total.defined() ? sum_total + total.detach() : total.detach();
+      continue;
+    }
+    if (sum_total.defined()) {
+      for (auto& [name, value] : losses) {
+        auto it = sum.find(name);
+        if (it != sum.end()) value = it->second + value;
+      }
+      for (const auto& [name, value] : sum)
+        if (losses.count(name) == 0) losses.emplace(name, value);
+      total = sum_total + total;
+    }
+    iter.losses = std::move(losses);
+    iter.total_loss = total;
   }
-  iter.total_loss = total_loss(iter.losses);
 }
 
 void TrainLoop::update(TrainIter& iter) {
@@ -225,6 +291,8 @@ void TrainLoop::save_checkpoint(const std::filesystem::path& path) {
   state.scale_growth_tracker = optim_.scale_growth_tracker();
   state.seed = static_cast<std::int64_t>(ctx_.seed);
   state.world_size = ctx_.world_size;
+  state.batch_world_size = batch_world_size(ctx_);
+  state.batch_size = options_.train_loader.batch_size;
   state.torch_rng_state = at::detail::getDefaultCPUGenerator().get_state();
   state.rank_rng_states = allgather_bytes(ctx_.pg, cpu_rng_state());
   call_hooks(hooks_, &Hook::before_save_checkpoint, *this, state);

@@ -3,6 +3,9 @@
 // run its iterations (fetch → before_train_iter → forward → after_train_forward → update →
 // after_train_iter → take a pending signal), after_train_epoch; then validate when due. What
 // happens around the steps — logging, metrics, checkpoints, timing, scheduling — is in hooks.
+// Below its batch world size (data_order.h) a rank trains its share of each iteration in
+// micro-batches: every one but the last runs backward under DDP's no_sync, the hooks still see
+// one iteration.
 #pragma once
 
 #include <cstdint>
@@ -67,10 +70,21 @@ class TrainLoop final : public LoopContext {
   void save_checkpoint(const std::filesystem::path& path) override;
 
  private:
+  // An epoch's training data from its first iteration to run: this rank's micro-batches of
+  // sample indices per iteration, the samples of each whole iteration (all ranks), and the
+  // loader that reads the micro-batches in order.
+  struct EpochData {
+    std::vector<std::vector<std::vector<std::int64_t>>> micro_batches;
+    std::vector<std::int64_t> iteration_samples;
+    std::unique_ptr<BatchLoader> loader;
+  };
+
   void run_epoch();
-  std::unique_ptr<BatchLoader> open_train_loader(std::int64_t first_iter) const;
-  void run_iter(const Batch& batch);
-  void forward(TrainIter& iter);
+  EpochData open_train_data(std::int64_t first_iter) const;
+  void run_iter(const std::vector<std::vector<std::int64_t>>& micro_batches,
+                std::vector<Batch> host_batches, std::int64_t iteration_samples);
+  void forward(TrainIter& iter, const std::vector<Batch>& host_batches, Batch& device_batch,
+               std::int64_t iteration_samples);
   void update(TrainIter& iter);
   void take_pending_signal();
   bool validation_due() const;

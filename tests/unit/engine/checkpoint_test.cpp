@@ -156,6 +156,8 @@ TEST_F(CheckpointTest, ModelOptimizerAndStateRoundTrip) {
   state.scale_growth_tracker = 7;
   state.seed = 42;
   state.world_size = 2;
+  state.batch_world_size = 3;
+  state.batch_size = 16;
   state.torch_rng_state = at::detail::getDefaultCPUGenerator().get_state();
   const fs::path p = dir_ / "epoch_2.pth";
   write_checkpoint_file(p, serialize_checkpoint(*model, opt, state));
@@ -173,6 +175,8 @@ TEST_F(CheckpointTest, ModelOptimizerAndStateRoundTrip) {
   EXPECT_EQ(loaded.scale_growth_tracker, 7);
   EXPECT_EQ(loaded.seed, 42);
   EXPECT_EQ(loaded.world_size, 2);
+  EXPECT_EQ(loaded.batch_world_size, 3);
+  EXPECT_EQ(loaded.batch_size, 16);
   EXPECT_TRUE(at::equal(loaded.torch_rng_state, state.torch_rng_state));
   // The momentum buffers came back: one more identical step keeps the models identical.
   opt.zero_grad();

@@ -10,7 +10,9 @@ void TelemetryHook::before_train(LoopContext& loop) {
 void TelemetryHook::after_train_iter(LoopContext& loop, TrainIter& iter) {
   StepRecord step;
   step.epoch = loop.progress().epoch + 1;
-  step.samples = iter.batch != nullptr ? iter.batch->size : 0;
+  step.samples = !iter.sample_indices.empty()
+                     ? static_cast<std::int64_t>(iter.sample_indices.size())
+                     : (iter.batch != nullptr ? iter.batch->size : 0);
   step.step_seconds = iter.iter_seconds;
   step.lr = iter.lr;
   step.allreduce_seconds = iter.update.allreduce_wait_s;
