@@ -1,4 +1,4 @@
-"""Issue 9's scenarios on the real one-machine cluster (tests/cluster/up.sh): nothing on the
+"""The operator's scenarios on the real one-machine cluster (tests/cluster/up.sh): nothing on the
 path helm -> operator pod -> worker pods -> DNS -> training is played by test code.
 
 a. `helm install ddp3d charts/ddp3d` with the locally built operator image
