@@ -9,14 +9,13 @@ import glob
 import json
 import os
 import shutil
-import socket
-import subprocess
 import tempfile
 import time
 import unittest
 
-BINARY = os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d")
-CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "toy", "toy_regression_2proc.yaml")
+# The ranks are started as the toy training test starts them.
+from toy_training_test import read_output, run_dirs, start_ranks, wait_all
+
 # Checkpoints every 10 iterations; the toy's 1024 samples are 22 iterations of 48 per epoch at
 # 3 ranks × batch_size 16, so iteration 30 lies inside epoch 2.
 COMMON = ["--cfg-options", "default_hooks.checkpoint.by_epoch=false",
@@ -25,47 +24,13 @@ COMMON = ["--cfg-options", "default_hooks.checkpoint.by_epoch=false",
 RESUME_AT = 30
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run(world, args, log_dir, tag, extra_env=None, timeout=180):
     """Runs `world` ranks to the end; returns their exit codes."""
-    port = free_port()
-    procs = []
-    for rank in range(world):
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("DDP3D_BATCH_WORLD_SIZE", "DDP3D_SAMPLE_TRACE")}
-        env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
-                   LOCAL_WORLD_SIZE=str(world), GROUP_RANK="0", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), OMP_NUM_THREADS="1", **(extra_env or {}))
-        with open(os.path.join(log_dir, "%s_rank%d.txt" % (tag, rank)), "w") as out:
-            procs.append(subprocess.Popen([BINARY, "train", CONFIG, "--launcher", "pytorch"] + args,
-                                          env=env, stdout=out, stderr=subprocess.STDOUT,
-                                          start_new_session=True))
-    deadline = time.time() + timeout
-    codes = []
-    for p in procs:
-        try:
-            codes.append(p.wait(timeout=max(1, deadline - time.time())))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise
-    return codes
-
-
-def output(log_dir, tag, rank=0):
-    with open(os.path.join(log_dir, "%s_rank%d.txt" % (tag, rank))) as f:
-        return f.read()
+    return wait_all(start_ranks(args, log_dir, tag, world, extra_env), timeout)
 
 
 def scalars(work_dir):
-    runs = sorted((d for d in glob.glob(os.path.join(work_dir, "2*")) if os.path.isdir(d)),
-                  key=os.path.getctime)
-    with open(os.path.join(runs[-1], "vis_data", "scalars.json")) as f:
+    with open(os.path.join(run_dirs(work_dir)[-1], "vis_data", "scalars.json")) as f:
         records = [json.loads(line) for line in f if line.strip()]
     train = {r["iter"]: r for r in records if "lr" in r}
     val = [r["mse"] for r in records if "mse" in r]
@@ -99,7 +64,7 @@ class ElasticResume(unittest.TestCase):
         ref_trace = os.path.join(self.tmp, "ref_trace")
         codes = run(3, ["--work-dir", ref_dir] + COMMON, self.tmp, "ref",
                     {"DDP3D_SAMPLE_TRACE": ref_trace})
-        self.assertEqual(codes, [0, 0, 0], output(self.tmp, "ref"))
+        self.assertEqual(codes, [0, 0, 0], read_output(self.tmp, "ref"))
         ref_train, ref_val = scalars(ref_dir)
         ref_iters = traced_iterations(ref_trace)
         total = max(ref_train)
@@ -118,7 +83,7 @@ class ElasticResume(unittest.TestCase):
             shutil.copy(os.path.join(ref_dir, "iter_%d.pth" % RESUME_AT), work)
             codes = run(world, ["--work-dir", work, "--resume", "auto"] + COMMON, self.tmp, tag,
                         {"DDP3D_SAMPLE_TRACE": trace, "DDP3D_BATCH_WORLD_SIZE": "3"})
-            out = output(self.tmp, tag)
+            out = read_output(self.tmp, tag)
             self.assertEqual(codes, [0] * world, out)
             self.assertIn("(global batch defined at 3, DDP3D_BATCH_WORLD_SIZE)", out)
             self.assertIn("resumed from %s" % os.path.join(work, "iter_%d.pth" % RESUME_AT), out)
@@ -157,13 +122,13 @@ class ElasticResume(unittest.TestCase):
         # The contrast: 2 ranks without DDP3D_BATCH_WORLD_SIZE train a global batch of 32.
         ref_dir = os.path.join(self.tmp, "ref")
         self.assertEqual(run(3, ["--work-dir", ref_dir] + COMMON + ["train_cfg.max_epochs=2"],
-                             self.tmp, "ref"), [0, 0, 0], output(self.tmp, "ref"))
+                             self.tmp, "ref"), [0, 0, 0], read_output(self.tmp, "ref"))
         work = os.path.join(self.tmp, "w2")
         os.makedirs(work)
         shutil.copy(os.path.join(ref_dir, "iter_%d.pth" % RESUME_AT), work)
         codes = run(2, ["--work-dir", work, "--resume", "auto"] + COMMON + ["train_cfg.max_epochs=2"],
                     self.tmp, "w2")
-        out = output(self.tmp, "w2")
+        out = read_output(self.tmp, "w2")
         self.assertEqual(codes, [0, 0], out)
         self.assertIn("the checkpoint was written with a global batch of 48 (3 ranks × batch_size "
                       "16), resuming with 32 (2 × 16): the data order differs", out)
@@ -172,7 +137,7 @@ class ElasticResume(unittest.TestCase):
         start = time.time()
         codes = run(2, ["--work-dir", os.path.join(self.tmp, "bad")] + COMMON, self.tmp, "bad",
                     {"DDP3D_BATCH_WORLD_SIZE": "1"}, timeout=60)
-        outs = [output(self.tmp, "bad", rank) for rank in range(2)]
+        outs = [read_output(self.tmp, "bad", rank) for rank in range(2)]
         self.assertEqual(codes, [1, 1], outs)
         for out in outs:
             self.assertIn("DDP3D_BATCH_WORLD_SIZE=1 is smaller than the world size 2", out)

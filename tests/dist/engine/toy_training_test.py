@@ -26,16 +26,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_ranks(args, log_dir, tag):
-    """Starts the ranks with `args`, or with `args(rank)` when it is a function (per-rank work
-    dirs)."""
+def start_ranks(args, log_dir, tag, world=WORLD, extra_env=None):
+    """Starts `world` ranks with `args`, or with `args(rank)` when it is a function (per-rank
+    work dirs), and `extra_env` added to this process's environment."""
     rank_args = args if callable(args) else (lambda rank: args)
     port = free_port()
     procs = []
-    for rank in range(WORLD):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(rank),
-                   LOCAL_WORLD_SIZE=str(WORLD), GROUP_RANK="0", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+    for rank in range(world):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("DDP3D_BATCH_WORLD_SIZE", "DDP3D_SAMPLE_TRACE")}
+        env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+                   LOCAL_WORLD_SIZE=str(world), GROUP_RANK="0", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), OMP_NUM_THREADS="1", **(extra_env or {}))
         with open(os.path.join(log_dir, "%s_rank%d.txt" % (tag, rank)), "w") as out:
             procs.append(subprocess.Popen([BINARY, "train", CONFIG, "--launcher", "pytorch"] + rank_args(rank),
                                           env=env, stdout=out, stderr=subprocess.STDOUT,
