@@ -349,27 +349,21 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
   r.integer("restarts", &st.restarts);
   r.integer("disruptions", &st.disruptions);
   r.integer("attempt", &st.attempt);
-  std::string t;
-  r.string("startTime", &t);
-  if (!t.empty()) st.start_time = t;
-  t.clear();
-  r.string("completionTime", &t);
-  if (!t.empty()) st.completion_time = t;
-  t.clear();
-  r.string("attemptStartTime", &t);
-  if (!t.empty()) st.attempt_start_time = t;
+  // An absent or empty timestamp leaves the field unset.
+  const auto timestamp = [&r](const char* key, std::optional<std::string>* out) {
+    std::string t;
+    r.string(key, &t);
+    if (!t.empty()) *out = t;
+  };
+  timestamp("startTime", &st.start_time);
+  timestamp("completionTime", &st.completion_time);
+  timestamp("attemptStartTime", &st.attempt_start_time);
   if (r.object("progress")) st.progress = progress_from_json(r.at("progress"), errors);
   if (r.object("lastStall")) st.last_stall = stall_from_json(r.at("lastStall"), errors);
   r.integer("size", &st.size);
-  t.clear();
-  r.string("sizeSince", &t);
-  if (!t.empty()) st.size_since = t;
-  t.clear();
-  r.string("nextGrowTime", &t);
-  if (!t.empty()) st.next_grow_time = t;
-  t.clear();
-  r.string("growProbeTime", &t);
-  if (!t.empty()) st.grow_probe_time = t;
+  timestamp("sizeSince", &st.size_since);
+  timestamp("nextGrowTime", &st.next_grow_time);
+  timestamp("growProbeTime", &st.grow_probe_time);
   int64_t og = 0;
   if (r.int64("observedGeneration", &og)) st.observed_generation = og;
   if (r.has("conditions") && r.at("conditions").is_array()) {
