@@ -105,9 +105,8 @@ std::vector<std::int64_t> iteration_positions(const TrainDataOrder& order, std::
     throw std::invalid_argument("iteration_positions: iteration " + std::to_string(iter) +
                                 " is outside [0, " + std::to_string(iters) + ")");
   }
-  const std::int64_t g = order.global_batch();
-  const std::int64_t a = iter * g;
-  const std::int64_t b = std::min(a + g, order.stream_size());
+  const std::int64_t a = iter * order.global_batch();
+  const std::int64_t b = a + order.iteration_size(iter);
   std::vector<std::int64_t> out;
   for (std::int64_t p = a + rank; p < b; p += world_size) out.push_back(p);
   return out;
@@ -131,13 +130,11 @@ std::vector<std::vector<std::vector<std::int64_t>>> epoch_micro_batches(const Tr
   check_world_size(world_size, order.batch_world_size);
   const std::vector<std::int64_t> stream = epoch_stream(order, epoch);
   const std::int64_t iters = order.iters_per_epoch();
-  const std::int64_t g = order.global_batch();
   std::vector<std::vector<std::vector<std::int64_t>>> out;
   for (std::int64_t i = std::max<std::int64_t>(first_iter, 0); i < iters; ++i) {
     const std::vector<std::int64_t> positions = iteration_positions(order, i, rank, world_size);
-    const std::int64_t n_iter = std::min((i + 1) * g, order.stream_size()) - i * g;
-    const auto sizes = micro_batch_sizes(static_cast<std::int64_t>(positions.size()), n_iter,
-                                         world_size, order.batch_size);
+    const auto sizes = micro_batch_sizes(static_cast<std::int64_t>(positions.size()),
+                                         order.iteration_size(i), world_size, order.batch_size);
     std::vector<std::vector<std::int64_t>> micro;
     std::size_t next = 0;
     for (const std::int64_t size : sizes) {

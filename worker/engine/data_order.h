@@ -12,6 +12,7 @@
 // smaller W a rank takes more samples per iteration and trains them in micro-batches.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct TrainDataOrder {
   // Length T of an epoch's stream: the dataset padded (or truncated) to a multiple of
   // batch_world_size.
   std::int64_t stream_size() const;
+  // Samples of iteration `iter` over all ranks: the global batch, less in an epoch's last.
+  std::int64_t iteration_size(std::int64_t iter) const {
+    return std::min((iter + 1) * global_batch(), stream_size()) - iter * global_batch();
+  }
   // ceil(T / G), or floor with drop_last; independent of the actual world size. Throws
   // std::invalid_argument naming train_dataloader when it is 0.
   std::int64_t iters_per_epoch() const;

@@ -138,7 +138,7 @@ void TrainLoop::run_epoch() {
       if (!host_batch) throw std::logic_error("loader ended early");
       host_batches.push_back(std::move(*host_batch));
     }
-    run_iter(micro, std::move(host_batches), data.iteration_samples.at(k));
+    run_iter(micro, std::move(host_batches), data.order.iteration_size(i));
     take_pending_signal();
   }
   if (stop_reason_) return;  // an unfinished epoch is not reported as done
@@ -149,7 +149,8 @@ void TrainLoop::run_epoch() {
 
 TrainLoop::EpochData TrainLoop::open_train_data(std::int64_t first_iter) const {
   const LoaderSpec& spec = options_.train_loader;
-  TrainDataOrder order;
+  EpochData data;
+  TrainDataOrder& order = data.order;
   order.dataset_size = train_data_->size();
   order.batch_size = spec.batch_size;
   order.batch_world_size = batch_world_size(ctx_);
@@ -157,16 +158,10 @@ TrainLoop::EpochData TrainLoop::open_train_data(std::int64_t first_iter) const {
   order.seed = static_cast<std::uint64_t>(spec.seed.value_or(static_cast<std::int64_t>(ctx_.seed)));
   order.drop_last = spec.drop_last;
   const std::int64_t epoch = progress_.epoch;
-  EpochData data;
   data.micro_batches = epoch_micro_batches(order, epoch, ctx_.rank, ctx_.world_size, first_iter);
-  const std::int64_t g = order.global_batch();
-  const std::int64_t t = order.stream_size();
   std::vector<std::vector<std::int64_t>> batches;
-  for (std::size_t k = 0; k < data.micro_batches.size(); ++k) {
-    const std::int64_t i = first_iter + static_cast<std::int64_t>(k);
-    data.iteration_samples.push_back(std::min((i + 1) * g, t) - i * g);
-    for (const auto& micro : data.micro_batches[k]) batches.push_back(micro);
-  }
+  for (const auto& iteration : data.micro_batches)
+    batches.insert(batches.end(), iteration.begin(), iteration.end());
   const BatchLoaderOptions lo{spec.batch_size, spec.num_workers, 0, spec.drop_last};
   data.loader = std::make_unique<BatchLoader>(
       train_data_, std::move(batches), lo,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/engine/data_order.h"
 #include "worker/engine/dataset.h"
 #include "worker/engine/evaluator.h"
 #include "worker/engine/hook.h"
@@ -70,12 +71,11 @@ class TrainLoop final : public LoopContext {
   void save_checkpoint(const std::filesystem::path& path) override;
 
  private:
-  // An epoch's training data from its first iteration to run: this rank's micro-batches of
-  // sample indices per iteration, the samples of each whole iteration (all ranks), and the
-  // loader that reads the micro-batches in order.
+  // An epoch's training data from its first iteration to run: how it is cut, this rank's
+  // micro-batches of sample indices per iteration, and the loader that reads them in order.
   struct EpochData {
+    TrainDataOrder order;
     std::vector<std::vector<std::vector<std::int64_t>>> micro_batches;
-    std::vector<std::int64_t> iteration_samples;
     std::unique_ptr<BatchLoader> loader;
   };
 
