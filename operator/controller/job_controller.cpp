@@ -414,7 +414,7 @@ void JobController::process(const std::string& key) {
     const int restarted = (result.status.restarts - job.status.restarts) +
                           (result.status.disruptions - job.status.disruptions);
     if (restarted > 0) {
-      metrics_.gang_restarts_total.Add({{"namespace", ns}, {"job", name}}).Increment(restarted);
+      metrics_.gang_restarts_total.Add({{"trainingjob_namespace", ns}, {"trainingjob", name}}).Increment(restarted);
     }
     if (result.status.phase == api::Phase::kFailed && job.status.phase != api::Phase::kFailed) {
       metrics_.jobs_failed_total.Add({{"reason", result.status.reason}}).Increment();

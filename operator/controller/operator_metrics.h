@@ -30,7 +30,7 @@ class OperatorMetrics {
   prometheus::Family<prometheus::Counter>& reconcile_total;  // {result="success"|"error"}
   prometheus::Histogram& reconcile_duration_seconds;
   prometheus::Family<prometheus::Counter>& actions_total;        // {action="CreatePod"|...}
-  prometheus::Family<prometheus::Counter>& gang_restarts_total;  // {namespace, job}
+  prometheus::Family<prometheus::Counter>& gang_restarts_total;  // {trainingjob_namespace, trainingjob}
   prometheus::Family<prometheus::Counter>& jobs_failed_total;    // {reason}
   prometheus::Counter& status_conflicts_total;
   prometheus::Gauge& is_leader;

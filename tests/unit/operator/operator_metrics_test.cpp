@@ -24,7 +24,7 @@ TEST(OperatorMetrics, ScrapeShowsCountersAndTheCacheGauges) {
   OperatorMetrics m(exposed);
   m.reconcile_total.Add({{"result", "success"}}).Increment(3);
   m.actions_total.Add({{"action", "CreatePod"}}).Increment(2);
-  m.gang_restarts_total.Add({{"namespace", "ml"}, {"job", "pp"}}).Increment();
+  m.gang_restarts_total.Add({{"trainingjob_namespace", "ml"}, {"trainingjob", "pp"}}).Increment();
   m.status_conflicts_total.Increment();
   m.is_leader.Set(1);
   m.reconcile_duration_seconds.Observe(0.003);
@@ -37,7 +37,7 @@ TEST(OperatorMetrics, ScrapeShowsCountersAndTheCacheGauges) {
   std::string text = exposed.text();
   EXPECT_TRUE(has_line(text, R"(ddp3d_operator_reconcile_total{result="success"} 3)")) << text;
   EXPECT_TRUE(has_line(text, R"(ddp3d_operator_actions_total{action="CreatePod"} 2)")) << text;
-  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_gang_restarts_total{job="pp",namespace="ml"} 1)"))
+  EXPECT_TRUE(has_line(text, R"(ddp3d_operator_gang_restarts_total{trainingjob="pp",trainingjob_namespace="ml"} 1)"))
       << text;
   EXPECT_TRUE(has_line(text, "ddp3d_operator_status_conflicts_total 1")) << text;
   EXPECT_TRUE(has_line(text, "ddp3d_operator_is_leader 1")) << text;
