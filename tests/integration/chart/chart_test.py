@@ -3,7 +3,8 @@
 Proves: the chart's CRD is the same file as crds/; `helm lint` passes; `helm
 template` renders the expected objects (monitoring objects only when enabled); the
 alert rules and every dashboard query are valid PromQL (promtool) and use only the
-documented ddp3d_* metric names; `helm install` into a real API server creates the
+documented ddp3d_* metric names; every alert fires as `promtool test rules` expects
+(alerts_test.yaml); `helm install` into a real API server creates the
 objects; and under RBAC the operator's ServiceAccount may do exactly what the
 operator needs and nothing else.
 """
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
 from controlplane import ControlPlane  # noqa: E402
 
 CHART = os.path.join(SOURCE_DIR, "charts", "ddp3d")
+ALERTS_TEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "alerts_test.yaml")
 RELEASE, NS = "ddp3d", "ddp3d-system"
 OPERATOR_SA = f"system:serviceaccount:{NS}:ddp3d-operator"
 
@@ -199,11 +201,14 @@ class ChartOfflineTest(unittest.TestCase):
         self.assertNotIn("ConfigMap", kinds)
         self.assertNotIn("Role", kinds)
 
-    def test_alert_rules_pass_promtool_and_use_documented_metrics(self):
+    def rendered_rules(self):
         rule_doc = next(d for d in documents(self.template("prometheusRule.enabled=true"))
                         if kind_of(d) == "PrometheusRule")
         # A PrometheusRule's spec is a Prometheus rules file.
-        rules = textwrap.dedent(rule_doc.split("\nspec:\n", 1)[1])
+        return textwrap.dedent(rule_doc.split("\nspec:\n", 1)[1])
+
+    def test_alert_rules_pass_promtool_and_use_documented_metrics(self):
+        rules = self.rendered_rules()
         path = os.path.join(self.tmp.name, "rules.yaml")
         with open(path, "w") as f:
             f.write(rules)
@@ -215,6 +220,29 @@ class ChartOfflineTest(unittest.TestCase):
             used |= metric_names(expr)
         self.assertTrue(used)
         self.assertLessEqual(used, documented_metrics())
+
+    def test_alerts_fire_as_promtool_test_rules_expects(self):
+        """alerts_test.yaml: every alert fires on the input series it is for, with the labels and
+        annotations expected, and stays quiet otherwise. The input carries the target labels a
+        scrape attaches (namespace, job, pod, ...), so an alert grouping by one of those instead
+        of the TrainingJob's own label fails here."""
+        rules = self.rendered_rules()
+        with open(ALERTS_TEST) as f:
+            cases = f.read()
+        work = os.path.join(self.tmp.name, "alerts")
+        os.makedirs(work, exist_ok=True)
+        with open(os.path.join(work, "rules.yaml"), "w") as f:
+            f.write(rules)
+        shutil.copy(ALERTS_TEST, work)
+        res = run(["promtool", "test", "rules", os.path.basename(ALERTS_TEST)], cwd=work)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+        self.assertIn("SUCCESS", res.stdout)
+        # Every alert has a case in which it fires; a new alert needs one.
+        alerts = set(re.findall(r"^\s*- alert:\s*(\S+)\s*$", rules, re.M))
+        self.assertEqual(len(alerts), 6, rules)
+        firing = set(re.findall(r"^\s*alertname:\s*(\S+)\s*\n\s*exp_alerts:\s*\n\s*- exp_labels:",
+                                cases, re.M))
+        self.assertEqual(firing, alerts)
 
     def test_dashboards_are_valid_and_use_documented_metrics(self):
         files = sorted(glob.glob(os.path.join(CHART, "dashboards", "*.json")))
