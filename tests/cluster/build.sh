@@ -4,6 +4,8 @@
 #   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/cluster/<K8S_VERSION>/
 #     bin/   kubelet kube-controller-manager kube-scheduler kube-proxy containerd
 #            containerd-shim-runc-v2 coredns prometheus
+#     kueue/ kueue-<KUEUE_VERSION> (controller manager) and manifests-<KUEUE_VERSION>/ (its CRDs,
+#            RBAC roles, webhook configurations, copied from the module source)
 #     cni/   bridge host-local loopback
 #     images/pause.tar busybox.tar   (OCI archives for `ctr images import`)
 # Idempotent: a binary is rebuilt only when the inputs in its stamp changed. Safe to call
@@ -95,6 +97,41 @@ build_prometheus() {
     "$v" "remove_all_sd enable_kubernetes_sd"
 }
 
+# Kueue's controller manager, and the manifests of the same module version that kueue.sh
+# installs: CRDs (and the crd kustomization naming those with conversion webhooks), the
+# manager's roles (role.yaml; manager_secrets_role.yaml for Secrets in its namespace;
+# metrics_auth_role.yaml for its metrics endpoint's authn/authz) and the webhook
+# configurations.
+# They come from the module's source in the Go module cache (`go mod download` fills it
+# from the proxy), so binary and manifests never disagree.
+build_kueue() {
+  require_pin kueue sigs.k8s.io/kueue "$KUEUE_VERSION"
+  mkdir -p "$cache/kueue"
+  local v="-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  build_go "$cache/kueue/kueue-$KUEUE_VERSION" kueue sigs.k8s.io/kueue/cmd/kueue "$v"
+  local src out="$cache/kueue/manifests-$KUEUE_VERSION" stamp
+  src="$(cd "$here/kueue" && go mod download sigs.k8s.io/kueue && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)"
+  [[ -d "$src/config/components" ]] || die "no config/components in $src"
+  stamp="$(stamp_of "$src/config/components/crd/bases"/*.yaml "$src/config/components/crd/kustomization.yaml" \
+    "$src/config/components/rbac/"{role,manager_secrets_role,metrics_auth_role}.yaml \
+    "$src/config/components/webhook/manifests.yaml")"
+  if fresh "$out" "$stamp"; then
+    log "kueue manifests up to date"
+    return
+  fi
+  rm -rf "$out.tmp.$$"
+  mkdir -p "$out.tmp.$$/crd"
+  cp "$src/config/components/crd/bases"/*.yaml "$out.tmp.$$/crd/"
+  cp "$src/config/components/crd/kustomization.yaml" "$out.tmp.$$/crd-kustomization.yaml"
+  cp "$src/config/components/rbac/"{role,manager_secrets_role,metrics_auth_role}.yaml "$out.tmp.$$/"
+  cp "$src/config/components/webhook/manifests.yaml" "$out.tmp.$$/webhooks.yaml"
+  chmod -R u+w "$out.tmp.$$"
+  rm -rf "$out" "$out.stamp"
+  mv "$out.tmp.$$" "$out"
+  echo "$stamp" >"$out.stamp"
+  log "copied kueue manifests from $src"
+}
+
 image() { # out image-name rootfs-builder entrypoint...
   local out="$1" name="$2" builder="$3"; shift 3
   local stamp
@@ -154,8 +191,9 @@ kube) build_kube ;;
 runtime) build_runtime ;;
 coredns) build_coredns ;;
 prometheus) build_prometheus ;;
+kueue) build_kueue ;;
 images) build_images ;;
-all) build_kube; build_runtime; build_coredns; build_prometheus; build_images ;;
-*) die "usage: $0 [all|kube|runtime|coredns|prometheus|images]" ;;
+all) build_kube; build_runtime; build_coredns; build_prometheus; build_kueue; build_images ;;
+*) die "usage: $0 [all|kube|runtime|coredns|prometheus|kueue|images]" ;;
 esac
 echo "$cache"

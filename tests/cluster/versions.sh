@@ -9,6 +9,8 @@ COREDNS_VERSION=v1.14.2
 # Prometheus v3.x is published as Go module versions v0.3xx.y (v3.16.0 = v0.316.0).
 PROMETHEUS_VERSION=v3.16.0
 PROMETHEUS_MODULE_VERSION=v0.316.0
+# Kueue's controller manager (kueue.sh runs it on the host); kueue/go.mod builds it.
+KUEUE_VERSION=v0.17.0
 # Locally built images (build.sh packs them; up.sh imports them into containerd). The
 # registry part names no real registry: nothing is ever pulled.
 PAUSE_IMAGE=ddp3d.local/pause:1
