@@ -1,39 +1,60 @@
-// What reconcile asks the API client to do. Applying them is the caller's job (I/O); every
-// action is idempotent so replaying it after a crash or a lost response is harmless.
+// What reconcile asks the API client to do, one type per kind of request. Applying them is
+// the caller's job (I/O, operator/act/); every action is idempotent so replaying it after a
+// crash or a lost response is harmless.
 #pragma once
 
 #include <cpprest/json.h>
 
 #include <string>
+#include <variant>
 
 namespace ddp3d::op::controller {
 
-struct Action {
-  enum class Kind {
-    kCreateService,        // object: the Service; AlreadyExists counts as success
-    kCreatePod,            // object: the Pod; AlreadyExists counts as success
-    kCreateNetworkPolicy,  // object: the NetworkPolicy; AlreadyExists counts as success
-    // object: an attempt's Secret without its token, which the caller adds (randomness is
-    // I/O); AlreadyExists counts as success (the pods of the attempt already use that one).
-    kCreateRendezvousSecret,
-    // object: an attempt's PodGroup; AlreadyExists counts as success.
-    kCreatePodGroup,
-    // name + uid (delete precondition, so a newer pod of that name survives); with `force`,
-    // gracePeriodSeconds 0: the pod's node is lost and no kubelet will confirm the deletion.
-    kDeletePod,
-    kDeleteJob,  // name + uid: TTL after finish expired
-    kEvent,      // event_type (Normal|Warning), reason, message about the TrainingJob
-  };
-  Kind kind;
-  std::string name;
-  std::string uid;
+// Creates of objects the job owns; the name is the object's metadata.name. AlreadyExists counts
+// as success: names are deterministic, so it exists because an earlier pass created it.
+struct CreateService {
   web::json::value object;
-  std::string event_type;
-  std::string reason;
-  std::string message;
-  bool force = false;
+};
+struct CreateNetworkPolicy {
+  web::json::value object;
+};
+// An attempt's Secret without its token, which the caller adds (randomness is I/O).
+struct CreateRendezvousSecret {
+  web::json::value object;
+};
+// An attempt's PodGroup, at the apiVersion the cluster serves (object.apiVersion).
+struct CreatePodGroup {
+  web::json::value object;
+};
+struct CreatePod {
+  web::json::value object;
 };
 
-const char* to_string(Action::Kind kind);
+// Deletes with the uid as precondition, so a newer object of that name survives.
+struct DeletePod {
+  std::string name;
+  std::string uid;
+  // gracePeriodSeconds 0: the pod's node is lost and no kubelet will confirm the deletion.
+  bool force = false;
+};
+struct DeleteJob {  // ttlSecondsAfterFinished expired
+  std::string name;
+  std::string uid;
+};
+
+// An Event about the TrainingJob (best effort).
+struct RecordEvent {
+  std::string type;  // Normal | Warning
+  std::string reason;
+  std::string message;
+};
+
+using Action = std::variant<CreateService, CreateNetworkPolicy, CreateRendezvousSecret,
+                            CreatePodGroup, CreatePod, DeletePod, DeleteJob, RecordEvent>;
+
+// The kind as logs and the actions_total metric name it ("CreatePod").
+const char* kind_of(const Action& action);
+// The object the action is about: the created or deleted object's name; an Event's reason.
+std::string target_of(const Action& action);
 
 }  // namespace ddp3d::op::controller

@@ -3,7 +3,8 @@
 // and status detail the controller never reads, so it is dropped on ingest.
 //
 // What must survive is what the controller reads: for pods, observe_pod() (observed.cpp) and
-// the owner lookups in job_controller.cpp; for Services, observe_service(); for TrainingJobs,
+// the owner lookups in observe/job_observer.cpp; for Services and NetworkPolicies,
+// observe_object(); for TrainingJobs,
 // parse_training_job() — and the job object is also the body of the status write, so jobs lose
 // only server-side bookkeeping. Pure functions; tests/unit/operator/cache_transforms_test.cpp
 // checks that the reconciler's inputs come through unchanged.

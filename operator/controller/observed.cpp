@@ -118,9 +118,9 @@ ObservedPod observe_pod(const value& pod) {
   return o;
 }
 
-ObservedService observe_service(const value& service) {
-  ObservedService o;
-  if (const value* meta = field(service, "metadata")) {
+ObservedObject observe_object(const value& object) {
+  ObservedObject o;
+  if (const value* meta = field(object, "metadata")) {
     o.name = string_field(*meta, "name");
     o.uid = string_field(*meta, "uid");
   }

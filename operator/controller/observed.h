@@ -13,7 +13,7 @@
 
 namespace ddp3d::op::controller {
 
-// One scrape of a rank's /metrics by the progress probe (controller/progress_probe.h).
+// One scrape of a rank's /metrics by the progress probe (probe/progress_probe.h).
 struct ProgressScrape {
   api::UnixSeconds time = 0;
   std::string error;  // "" when the endpoint answered 200 (connection refused, HTTP 404, ...)
@@ -64,13 +64,14 @@ struct ObservedNode {
   bool operator==(const ObservedNode&) const = default;
 };
 
-struct ObservedService {
+// An owned object of which only its identity matters (the job's Service, NetworkPolicy).
+struct ObservedObject {
   std::string name;
   std::string uid;
 };
 
 ObservedPod observe_pod(const web::json::value& pod);
-ObservedService observe_service(const web::json::value& service);
+ObservedObject observe_object(const web::json::value& object);
 ObservedNode observe_node(const web::json::value& node);
 
 }  // namespace ddp3d::op::controller

@@ -15,28 +15,6 @@
 
 namespace ddp3d::op::controller {
 
-const char* to_string(Action::Kind kind) {
-  switch (kind) {
-    case Action::Kind::kCreateService:
-      return "CreateService";
-    case Action::Kind::kCreateNetworkPolicy:
-      return "CreateNetworkPolicy";
-    case Action::Kind::kCreateRendezvousSecret:
-      return "CreateRendezvousSecret";
-    case Action::Kind::kCreatePodGroup:
-      return "CreatePodGroup";
-    case Action::Kind::kCreatePod:
-      return "CreatePod";
-    case Action::Kind::kDeletePod:
-      return "DeletePod";
-    case Action::Kind::kDeleteJob:
-      return "DeleteJob";
-    case Action::Kind::kEvent:
-      return "Event";
-  }
-  return "?";
-}
-
 namespace {
 
 using api::Phase;
@@ -165,9 +143,7 @@ class Reconciler {
     const auto lost = lost_node(p);
     if (p.deleting && !lost) return;
     deleted_.insert(p.name);
-    Action a{Action::Kind::kDeletePod, p.name, p.uid, {}, "", "", ""};
-    a.force = lost.has_value() || force;
-    r_.actions.push_back(std::move(a));
+    r_.actions.emplace_back(DeletePod{p.name, p.uid, lost.has_value() || force});
     if (lost) event("Warning", "ForceDeletedPod", "pod " + p.name + " force-deleted: " + *lost);
   }
 
@@ -209,8 +185,7 @@ class Reconciler {
 
   // --- status helpers -------------------------------------------------------------------------
   void event(const std::string& type, const std::string& reason, const std::string& message) {
-    r_.actions.push_back(
-        {Action::Kind::kEvent, job_.meta.name, job_.meta.uid, {}, type, reason, message});
+    r_.actions.emplace_back(RecordEvent{type, reason, message});
   }
 
   void transition(Phase phase, const std::string& reason, const std::string& message,
@@ -313,8 +288,7 @@ class Reconciler {
                                                 : std::optional<api::UnixSeconds>(now_);
     const api::UnixSeconds expires = done.value_or(now_) + *rp.ttl_seconds_after_finished;
     if (now_ >= expires) {
-      r_.actions.push_back(
-          {Action::Kind::kDeleteJob, job_.meta.name, job_.meta.uid, {}, "", "", ""});
+      r_.actions.emplace_back(DeleteJob{job_.meta.name, job_.meta.uid});
     } else {
       r_.requeue_after_seconds = expires - now_;
     }
@@ -535,8 +509,7 @@ class Reconciler {
     for (const auto& s : observed_.services) {
       if (s.name == name) return;
     }
-    r_.actions.push_back(
-        {Action::Kind::kCreateService, name, "", desired_service(job_), "", "", ""});
+    r_.actions.emplace_back(CreateService{desired_service(job_)});
   }
 
   void ensure_network_policy() {
@@ -545,8 +518,8 @@ class Reconciler {
     for (const auto& p : observed_.network_policies) {
       if (p.name == name) return;
     }
-    r_.actions.push_back({Action::Kind::kCreateNetworkPolicy, name, "",
-                          desired_network_policy(job_, observed_.operator_namespace), "", "", ""});
+    r_.actions.emplace_back(
+        CreateNetworkPolicy{desired_network_policy(job_, observed_.operator_namespace)});
   }
 
   // An attempt's pods are created together: while a pod of an earlier attempt still holds one
@@ -573,20 +546,16 @@ class Reconciler {
       // The attempt's token before its first pod: the kubelet would otherwise hold the pod
       // (CreateContainerConfigError) until it appears.
       if (creating_.empty() && job_.spec.network.rendezvous_secret) {
-        r_.actions.push_back({Action::Kind::kCreateRendezvousSecret,
-                              api::rendezvous_secret_name(job_.meta.name, r_.status.attempt), "",
-                              desired_rendezvous_secret(job_, r_.status.attempt), "", "", ""});
+        r_.actions.emplace_back(
+            CreateRendezvousSecret{desired_rendezvous_secret(job_, r_.status.attempt)});
       }
       // The PodGroup before the pods that name it (the scheduler holds them until it exists).
       const std::string group = pod_group();
       if (creating_.empty() && !group.empty()) {
-        r_.actions.push_back(
-            {Action::Kind::kCreatePodGroup, group, "",
-             desired_pod_group(job_, r_.status.attempt, *observed_.pod_group_api, size()), "", "",
-             ""});
+        r_.actions.emplace_back(CreatePodGroup{
+            desired_pod_group(job_, r_.status.attempt, *observed_.pod_group_api, size())});
       }
-      r_.actions.push_back({Action::Kind::kCreatePod, name, "",
-                            desired_pod(job_, rank, r_.status.attempt, group, size()), "", "", ""});
+      r_.actions.emplace_back(CreatePod{desired_pod(job_, rank, r_.status.attempt, group, size())});
       creating_.insert(rank);
     }
     if (!creating_.empty() || !current_.empty()) {
@@ -954,8 +923,7 @@ class Reconciler {
     for (int i = 0; i < missing; ++i) {
       const std::string name = api::grow_probe_name(job_.meta.name, i);
       if (existing.count(name) || deleted_.count(name)) continue;
-      r_.actions.push_back({Action::Kind::kCreatePod, name, "",
-                            desired_grow_probe(job_, i, st.attempt), "", "", ""});
+      r_.actions.emplace_back(CreatePod{desired_grow_probe(job_, i, st.attempt)});
     }
     requeue_in(started + e->placement_timeout_seconds - now_);
     return false;

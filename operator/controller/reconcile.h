@@ -16,9 +16,9 @@
 namespace ddp3d::op::controller {
 
 struct Observed {
-  std::vector<ObservedPod> pods;                  // pods labelled with the job's name
-  std::vector<ObservedService> services;          // Services labelled with the job's name
-  std::vector<ObservedService> network_policies;  // NetworkPolicies labelled with it
+  std::vector<ObservedPod> pods;                 // pods labelled with the job's name
+  std::vector<ObservedObject> services;          // Services labelled with the job's name
+  std::vector<ObservedObject> network_policies;  // NetworkPolicies labelled with it
   // Where the operator runs: its progress probe scrapes the ranks' metrics from there.
   std::string operator_namespace;
   // The Nodes the pods above are scheduled to, by name, when the operator watches Nodes

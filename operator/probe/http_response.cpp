@@ -1,4 +1,4 @@
-#include "operator/controller/http_response.h"
+#include "operator/probe/http_response.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <system_error>
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 
 namespace {
 
@@ -109,4 +109,4 @@ HttpBody parse_http_response(std::string_view raw, std::size_t max_body_bytes) {
   return {"", std::string(body)};
 }
 
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

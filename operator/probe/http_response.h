@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 
 struct HttpBody {
   std::string error;  // "" on success
@@ -18,4 +18,4 @@ struct HttpBody {
 // `raw` is everything the server sent before closing (HTTP/1.0 request, Connection: close).
 HttpBody parse_http_response(std::string_view raw, std::size_t max_body_bytes);
 
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

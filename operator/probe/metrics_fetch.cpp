@@ -1,4 +1,4 @@
-#include "operator/controller/metrics_fetch.h"
+#include "operator/probe/metrics_fetch.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -11,7 +11,7 @@
 
 #include "common/io/unique_fd.h"
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 
 namespace {
 
@@ -107,4 +107,4 @@ HttpBody fetch_metrics(const std::string& host, int port, const FetchLimits& lim
   return parse_http_response(raw, limits.max_body_bytes);
 }
 
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <string>
 
-#include "operator/controller/http_response.h"
+#include "operator/probe/http_response.h"
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 
 struct FetchLimits {
   std::chrono::milliseconds timeout{2000};
@@ -20,4 +20,4 @@ struct FetchLimits {
 // "connect: Connection refused", "timed out after 2000 ms", "HTTP 404", ...
 HttpBody fetch_metrics(const std::string& host, int port, const FetchLimits& limits);
 
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

@@ -1,11 +1,11 @@
-#include "operator/controller/progress_probe.h"
+#include "operator/probe/progress_probe.h"
 
 #include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <set>
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 
 ProgressProbe::ProgressProbe(ProbeOptions options, Targets targets, Changed changed)
     : options_(options), targets_(std::move(targets)), changed_(std::move(changed)) {}
@@ -25,7 +25,7 @@ void ProgressProbe::stop() {
   thread_.join();
 }
 
-std::optional<ProgressScrape> ProgressProbe::latest(const std::string& pod_uid) const {
+std::optional<controller::ProgressScrape> ProgressProbe::latest(const std::string& pod_uid) const {
   std::lock_guard lock(mu_);
   const auto it = latest_.find(pod_uid);
   if (it == latest_.end()) return std::nullopt;
@@ -43,16 +43,16 @@ void ProgressProbe::loop(const std::stop_token& stop) {
 
 void ProgressProbe::round(const std::stop_token& stop) {
   const std::vector<ProbeTarget> targets = targets_();
-  std::vector<ProgressScrape> results(targets.size());
+  std::vector<controller::ProgressScrape> results(targets.size());
   std::atomic<size_t> next{0};
   auto scrape_some = [&] {
     for (size_t i = next++; i < targets.size() && !stop.stop_requested(); i = next++) {
       const ProbeTarget& t = targets[i];
       const HttpBody got = fetch_metrics(t.pod_ip, t.port, options_.limits);
-      ProgressScrape& s = results[i];
+      controller::ProgressScrape& s = results[i];
       s.time = std::time(nullptr);
       s.error = got.error;
-      if (got.error.empty()) s.metrics = parse_progress_metrics(got.body);
+      if (got.error.empty()) s.metrics = controller::parse_progress_metrics(got.body);
     }
   };
   {
@@ -65,7 +65,7 @@ void ProgressProbe::round(const std::stop_token& stop) {
   std::set<std::string> changed;
   {
     std::lock_guard lock(mu_);
-    std::map<std::string, ProgressScrape> fresh;
+    std::map<std::string, controller::ProgressScrape> fresh;
     for (size_t i = 0; i < targets.size(); ++i) {
       const auto old = latest_.find(targets[i].pod_uid);
       const bool same = old != latest_.end() && old->second.error == results[i].error &&
@@ -79,4 +79,4 @@ void ProgressProbe::round(const std::stop_token& stop) {
   for (const auto& key : changed) changed_(key);
 }
 
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

@@ -1,5 +1,5 @@
 // The progress probe: a thread of its own that, every interval, GETs /metrics of every
-// Running pod of every active TrainingJob (controller/metrics_fetch.h, bounded), parses the
+// Running pod of every active TrainingJob (probe/metrics_fetch.h, bounded), parses the
 // progress series (controller/progress_metrics.h) and keeps each pod's latest scrape. When a
 // pod's scrape changes (a new step, an error or a recovery) it tells the controller, which
 // requeues the job; the reconcile reads the scrapes as observed state. The reconcile workers
@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "operator/controller/metrics_fetch.h"
 #include "operator/controller/observed.h"
+#include "operator/probe/metrics_fetch.h"
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 
 struct ProbeTarget {
   std::string job_key;  // "namespace/name" of the TrainingJob
@@ -48,7 +48,7 @@ class ProgressProbe {
   void stop();  // idempotent; joins the thread (a round in flight ends within one timeout)
 
   // The pod's latest scrape, while it is still a target.
-  std::optional<ProgressScrape> latest(const std::string& pod_uid) const;
+  std::optional<controller::ProgressScrape> latest(const std::string& pod_uid) const;
 
  private:
   void loop(const std::stop_token& stop);
@@ -58,9 +58,9 @@ class ProgressProbe {
   Targets targets_;
   Changed changed_;
   mutable std::mutex mu_;
-  std::map<std::string, ProgressScrape> latest_;  // by pod uid
+  std::map<std::string, controller::ProgressScrape> latest_;  // by pod uid
   std::condition_variable_any wake_;
   std::jthread thread_;
 };
 
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

@@ -1,31 +1,24 @@
-#include "operator/controller/job_controller.h"
+#include "operator/runtime/job_controller.h"
 
-#include <cstddef>
+#include <algorithm>
 #include <ctime>
-#include <exception>
 #include <stdexcept>
 
 #include "common/log.h"
-#include "common/random_hex.h"
+#include "operator/act/status_writer.h"
 #include "operator/api/names.h"
 #include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/cache_transforms.h"
-#include "operator/controller/desired_objects.h"
-#include "operator/controller/event_object.h"
 #include "operator/controller/reconcile.h"
-#include "operator/controller/slow_start.h"
 #include "operator/kube/errors.h"
+#include "operator/observe/job_observer.h"
 
 namespace ddp3d::op {
 
 using web::json::value;
 
 namespace {
-
-// Pod requests of one job in flight at once. The API server's default max-inflight for
-// mutations is 200 across all clients; 16 keeps one gang from taking a large share.
-constexpr std::size_t kMaxConcurrentPodRequests = 16;
 
 // "ns/name" of the TrainingJob that controls `child`, or "" if none.
 std::string owner_key(const value& child) {
@@ -45,19 +38,6 @@ std::string owner_key(const value& child) {
   return "";
 }
 
-bool has_label(const value& obj, const char* key, const std::string& want) {
-  if (!obj.has_field("metadata")) return false;
-  const value& meta = obj.at("metadata");
-  return meta.has_field("labels") && meta.at("labels").has_string_field(key) &&
-         meta.at("labels").at(key).as_string() == want;
-}
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 }  // namespace
 
 JobController::JobController(kube::Client& client, ControllerConfig config,
@@ -66,7 +46,9 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
       config_(std::move(config)),
       metrics_(metrics),
       written_status_(config_.expectations_timeout),
-      in_flight_(config_.expectations_timeout) {
+      in_flight_(config_.expectations_timeout),
+      actions_(client_, in_flight_, config_.identity),
+      work_loop_(queue_, metrics_, [this](const std::string& key) { return reconcile(key); }) {
   std::vector<std::string> namespaces = config_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
   kube::Informer::Options job_opts;
@@ -135,10 +117,10 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
          }});
   }
   if (config_.progress_probe_interval.count() > 0) {
-    controller::ProbeOptions probe;
+    probe::ProbeOptions probe;
     probe.interval = config_.progress_probe_interval;
     probe.limits.timeout = config_.progress_probe_timeout;
-    probe_ = std::make_unique<controller::ProgressProbe>(
+    probe_ = std::make_unique<probe::ProgressProbe>(
         probe, [this] { return probe_targets(); },
         [this](const std::string& key) { queue_.add(key); });
   }
@@ -211,8 +193,7 @@ bool JobController::wait_for_sync(const std::stop_token& stop) {
 void JobController::start_workers() {
   if (workers_started_) return;
   workers_started_ = true;
-  log::info("starting " + std::to_string(config_.workers) + " workers");
-  for (int i = 0; i < config_.workers; ++i) workers_.emplace_back([this] { worker(); });
+  work_loop_.start(config_.workers);
   if (probe_) probe_->start();
 }
 
@@ -223,15 +204,8 @@ void JobController::start() {
 }
 
 void JobController::stop_workers(bool drain) {
-  if (workers_stopped_) return;
-  workers_stopped_ = true;
   if (probe_) probe_->stop();  // before the queue it feeds shuts down
-  if (drain) {
-    queue_.shut_down();
-  } else {
-    queue_.shut_down_now();
-  }
-  workers_.clear();  // joins
+  work_loop_.stop(drain);
 }
 
 void JobController::stop_informers() {
@@ -272,8 +246,8 @@ std::map<std::string, double> JobController::jobs_by_phase() const {
   return out;
 }
 
-std::vector<controller::ProbeTarget> JobController::probe_targets() const {
-  std::vector<controller::ProbeTarget> out;
+std::vector<probe::ProbeTarget> JobController::probe_targets() const {
+  std::vector<probe::ProbeTarget> out;
   for (const auto& s : scopes_) {
     // The port of every job worth probing, by key.
     std::map<std::string, int> ports;
@@ -302,25 +276,14 @@ const JobController::Scope& JobController::scope_for(const std::string& ns) cons
   throw std::logic_error("no informer for namespace " + ns);
 }
 
-void JobController::worker() {
-  while (auto key = queue_.get()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      process(*key);
-      queue_.forget(*key);
-      metrics_.reconcile_total.Add({{"result", "success"}}).Increment();
-    } catch (const std::exception& e) {
-      metrics_.reconcile_total.Add({{"result", "error"}}).Increment();
-      log::warning("reconcile " + *key + " failed (will retry): " + e.what());
-      queue_.add_rate_limited(*key);
-    }
-    metrics_.reconcile_duration_seconds.Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    queue_.done(*key);
-  }
+bool JobController::node_deleted(const std::string& node) {
+  const std::lock_guard lock(deleted_nodes_mutex_);
+  return deleted_nodes_.count(node) > 0;
 }
 
-void JobController::process(const std::string& key) {
+runtime::ReconcileOutcome JobController::reconcile(const std::string& key) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
   const auto slash = key.find('/');
   const std::string ns = key.substr(0, slash);
   const std::string name = key.substr(slash + 1);
@@ -331,263 +294,88 @@ void JobController::process(const std::string& key) {
     // Deleted: the garbage collector removes its pods and Service via owner references.
     written_status_.forget(key);
     in_flight_.forget(key);
-    const std::lock_guard lock(created_mutex_);
-    created_once_.erase(key);
-    return;
+    actions_.forget(key);
+    return {};
   }
   // Until the informers show this replica's own creates and deletes, the cached pods are not
   // the whole truth; the events that show them requeue the job, the delay is a backstop.
   if (const auto wait = in_flight_.pending(key, now)) {
-    queue_.add_after(key, std::chrono::duration_cast<std::chrono::milliseconds>(*wait) +
-                              std::chrono::milliseconds(1));
-    return;
+    return {duration_cast<milliseconds>(*wait) + milliseconds(1), nullptr};
   }
   const kube::ObjectPtr obj = written_status_.freshest(key, cached, now);
   const auto parsed = api::parse_training_job(*obj);
   const auto& job = parsed.job;
 
-  // The owner index: this job's objects only, whatever else the caches hold.
-  controller::Observed observed;
-  const std::string label = api::job_label_value(name);
-  for (const auto& p : scope.pods->cache().list_owned_by(job.meta.uid)) {
-    if (has_label(*p, api::kLabelJobName, label)) {
-      observed.pods.push_back(controller::observe_pod(*p));
-      if (probe_) observed.pods.back().scrape = probe_->latest(observed.pods.back().uid);
-    }
-  }
-  for (const auto& s : scope.services->cache().list_owned_by(job.meta.uid)) {
-    if (has_label(*s, api::kLabelJobName, label)) {
-      observed.services.push_back(controller::observe_service(*s));
-    }
-  }
-  for (const auto& p : scope.network_policies->cache().list_owned_by(job.meta.uid)) {
-    if (has_label(*p, api::kLabelJobName, label)) {
-      observed.network_policies.push_back(controller::observe_service(*p));
-    }
-  }
-  observed.operator_namespace = config_.operator_namespace;
-  observed.pod_group_api = pod_group_api();
+  // Observe.
+  observe::JobSources sources;
+  sources.pods = &scope.pods->cache();
+  sources.services = &scope.services->cache();
+  sources.network_policies = &scope.network_policies->cache();
   if (nodes_) {
-    observed.nodes_watched = true;
-    for (const auto& p : observed.pods) {
-      if (p.node_name.empty() || observed.nodes.count(p.node_name)) continue;
-      if (const auto node = nodes_->cache().get(p.node_name)) {
-        observed.nodes[p.node_name] = controller::observe_node(*node);
-        continue;
-      }
-      const std::lock_guard lock(deleted_nodes_mutex_);
-      if (deleted_nodes_.count(p.node_name)) {
-        controller::ObservedNode gone;
-        gone.name = p.node_name;
-        gone.deleted = true;
-        observed.nodes[p.node_name] = gone;
-      }
-    }
+    sources.nodes = &nodes_->cache();
+    sources.node_deleted = [this](const std::string& node) { return node_deleted(node); };
   }
-  // The template policy needs this operator's configuration, so it runs here; its errors fail
-  // the job like parse errors do (condition and Event naming the field).
+  if (probe_) {
+    sources.scrape = [this](const std::string& uid) { return probe_->latest(uid); };
+  }
+  sources.operator_namespace = config_.operator_namespace;
+  sources.pod_group_api = pod_group_api();
+  const controller::Observed observed = observe::observe_job(job, sources);
+
+  // Decide. The template policy needs this operator's configuration, so it runs here; its
+  // errors fail the job like parse errors do (condition and Event naming the field).
   std::vector<api::FieldError> errors = parsed.errors;
   for (auto& e : api::check_template_policy(job, config_.template_policy))
     errors.push_back(std::move(e));
   const auto result = controller::reconcile(job, errors, observed, std::time(nullptr));
 
+  // Act: status first, then the actions.
   if (!(result.status == job.status)) {
-    value body = *obj;
-    body["status"] = api::status_to_json(result.status);
-    kube::ObjectPtr written;
-    try {
-      written = std::make_shared<const value>(
-          client_.replace_status(kube::resources::training_jobs(), ns, body));
-    } catch (const kube::ConflictError&) {
-      // Someone wrote the job since our cache saw it. Our decision may rest on an old status,
-      // so nothing is applied; the informer delivers the new version and we decide again.
+    act::StatusWrite w = act::write_status(client_, *obj, result.status);
+    if (w.outcome == act::StatusWrite::Outcome::kGone) return {};
+    if (w.outcome == act::StatusWrite::Outcome::kConflict) {
+      // Nothing of a decision made on an old status is applied; the informer delivers the new
+      // version and we decide again.
       metrics_.status_conflicts_total.Increment();
       log::info(key + ": status conflict; reconciling again on the newer version");
       written_status_.forget(key);
-      queue_.add_after(key, std::chrono::milliseconds(200));
-      return;
-    } catch (const kube::NotFoundError&) {
-      return;  // deleted meanwhile
+      return {milliseconds(200), nullptr};
     }
-    written_status_.wrote(key, body, std::move(written), controller::Clock::now());
-    // Restarts for failures and for disruptions alike: each recreated the whole group.
-    const int restarted = (result.status.restarts - job.status.restarts) +
-                          (result.status.disruptions - job.status.disruptions);
-    if (restarted > 0) {
-      metrics_.gang_restarts_total.Add({{"trainingjob_namespace", ns}, {"trainingjob", name}}).Increment(restarted);
-    }
-    if (result.status.phase == api::Phase::kFailed && job.status.phase != api::Phase::kFailed) {
-      metrics_.jobs_failed_total.Add({{"reason", result.status.reason}}).Increment();
-    }
-    if (result.status.phase != job.status.phase) {
-      log::info(key + ": " + api::to_string(job.status.phase) + " -> " +
-                api::to_string(result.status.phase) + " (" + result.status.reason + ": " +
-                result.status.message + ")");
-    }
+    written_status_.wrote(key, w.sent, std::move(w.written), controller::Clock::now());
+    record_status_change(key, job.status, result.status);
   }
-
-  // Every action is tried even when one fails, so one pod that cannot be deleted does not
-  // keep the others holding GPUs; the first error then fails this pass, and the retry
-  // recomputes (from what exists by then) what is still to do. A run of pod creates or
-  // deletes goes out under a slow-start window (a 64-node gang in a few round trips); the
-  // Service before them and the Events after them keep their order.
-  std::exception_ptr first_error;
-  auto apply_one = [&](const controller::Action& a) {
-    try {
-      apply_action(key, ns, a, job.meta);
-    } catch (const std::exception& e) {
-      log::warning(key + ": " + controller::to_string(a.kind) + " " + a.name +
-                   " failed: " + e.what());
-      throw;
-    }
-    metrics_.actions_total.Add({{"action", controller::to_string(a.kind)}}).Increment();
-    if (a.kind != controller::Action::Kind::kEvent) {
-      log::debug(key + ": " + controller::to_string(a.kind) + " " + a.name);
-    }
-  };
-  auto is_pod_request = [](const controller::Action& a) {
-    return a.kind == controller::Action::Kind::kCreatePod ||
-           a.kind == controller::Action::Kind::kDeletePod;
-  };
-  const auto& actions = result.actions;
-  for (std::size_t i = 0; i < actions.size();) {
-    std::size_t end = i + 1;
-    if (is_pod_request(actions[i]))
-      while (end < actions.size() && is_pod_request(actions[end])) ++end;
-    auto error = controller::run_slow_start(end - i, kMaxConcurrentPodRequests,
-                                            [&](std::size_t k) { apply_one(actions[i + k]); });
-    if (error && !first_error) first_error = error;
-    i = end;
-  }
+  runtime::ReconcileOutcome outcome;
+  outcome.error =
+      actions_.apply_all(key, job.meta, result.actions, [this](const controller::Action& a) {
+        metrics_.actions_total.Add({{"action", controller::kind_of(a)}}).Increment();
+      });
   if (result.requeue_after_seconds) {
-    queue_.add_after(key,
-                     std::chrono::seconds(std::max<int64_t>(*result.requeue_after_seconds, 1)));
+    outcome.requeue_after =
+        std::chrono::seconds(std::max<int64_t>(*result.requeue_after_seconds, 1));
   }
-  if (first_error) std::rethrow_exception(first_error);
+  return outcome;
 }
 
-void JobController::apply_action(const std::string& key, const std::string& ns,
-                                 const controller::Action& a, const api::ObjectMeta& job_meta) {
-  using Kind = controller::Action::Kind;
-  // The expectation a request raises, lowered again unless the request succeeded: a failed
-  // create or delete produces no event to meet it.
-  std::string expected;
-  bool expect_delete = false;
-  switch (a.kind) {
-    case Kind::kCreateService:
-      expected = "service/" + kube::meta_name(a.object);
-      break;
-    case Kind::kCreatePod:
-      expected = "pod/" + kube::meta_name(a.object);
-      break;
-    case Kind::kCreateNetworkPolicy:
-      expected = "networkpolicy/" + kube::meta_name(a.object);
-      break;
-    case Kind::kCreateRendezvousSecret:
-    case Kind::kCreatePodGroup: {
-      // No informer watches these (the operator may not read them): no expectation either.
-      const std::lock_guard lock(created_mutex_);
-      if (created_once_[key].count(a.name)) return;
-      break;
-    }
-    case Kind::kDeletePod:
-      expected = "pod/" + a.name;
-      expect_delete = true;
-      break;
-    case Kind::kDeleteJob:
-    case Kind::kEvent:
-      break;
+void JobController::record_status_change(const std::string& key,
+                                         const api::TrainingJobStatus& before,
+                                         const api::TrainingJobStatus& after) {
+  const auto slash = key.find('/');
+  // Restarts for failures and for disruptions alike: each recreated the whole group.
+  const int restarted =
+      (after.restarts - before.restarts) + (after.disruptions - before.disruptions);
+  if (restarted > 0) {
+    metrics_.gang_restarts_total
+        .Add({{"trainingjob_namespace", key.substr(0, slash)},
+              {"trainingjob", key.substr(slash + 1)}})
+        .Increment(restarted);
   }
-  const auto now = controller::Clock::now();
-  if (!expected.empty()) {
-    if (expect_delete) {
-      in_flight_.expect_delete(key, expected, now);
-    } else {
-      in_flight_.expect_create(key, expected, now);
-    }
+  if (after.phase == api::Phase::kFailed && before.phase != api::Phase::kFailed) {
+    metrics_.jobs_failed_total.Add({{"reason", after.reason}}).Increment();
   }
-  auto lower = [&] {
-    if (expected.empty()) return;
-    if (expect_delete) {
-      in_flight_.deleted(key, expected);
-    } else {
-      in_flight_.created(key, expected);
-    }
-  };
-  try {
-    switch (a.kind) {
-      case Kind::kCreateService:
-        client_.create(kube::resources::services(), ns, a.object);
-        break;
-      case Kind::kCreatePod:
-        client_.create(kube::resources::pods(), ns, a.object);
-        break;
-      case Kind::kCreateNetworkPolicy:
-        client_.create(kube::resources::network_policies(), ns, a.object);
-        break;
-      case Kind::kCreatePodGroup: {
-        const std::string api = a.object.at("apiVersion").as_string();
-        const kube::Resource group{"scheduling.k8s.io", api.substr(api.find('/') + 1), "podgroups",
-                                   "PodGroup", true};
-        client_.create(group, ns, a.object);
-        break;
-      }
-      case Kind::kCreateRendezvousSecret: {
-        value secret = a.object;
-        secret["stringData"] = value::object();
-        secret["stringData"][controller::kRendezvousTokenKey] =
-            value::string(random_hex(32, "a rendezvous token"));
-        client_.create(kube::resources::secrets(), ns, secret);
-        break;
-      }
-      case Kind::kDeletePod: {
-        kube::DeleteOptions opts;
-        opts.precondition_uid = a.uid;
-        if (a.force) opts.grace_period_seconds = 0;
-        client_.remove(kube::resources::pods(), ns, a.name, opts);
-        break;
-      }
-      case Kind::kDeleteJob: {
-        kube::DeleteOptions opts;
-        opts.precondition_uid = a.uid;
-        opts.propagation_policy = "Background";
-        client_.remove(kube::resources::training_jobs(), ns, a.name, opts);
-        break;
-      }
-      case Kind::kEvent:
-        try {
-          client_.create(kube::resources::events(), ns,
-                         controller::event_object(job_meta, a.event_type, a.reason, a.message,
-                                                  now_ns(), config_.identity));
-        } catch (const std::exception& e) {
-          // Events are best effort: losing one must not stop the reconcile.
-          log::warning(key + ": could not record event " + a.reason + ": " + e.what());
-        }
-        break;
-    }
-  } catch (const kube::AlreadyExistsError&) {
-    // Deterministic names: it exists because an earlier pass (or replica) created it. The
-    // cache may already hold it, so no event is owed.
-    lower();
-  } catch (const kube::NotFoundError&) {
-    lower();  // already gone
-  } catch (const kube::ConflictError&) {
-    // Delete precondition failed: the name now belongs to a newer object; leave it.
-    lower();
-  } catch (...) {
-    lower();
-    throw;
+  if (after.phase != before.phase) {
+    log::info(key + ": " + api::to_string(before.phase) + " -> " + api::to_string(after.phase) +
+              " (" + after.reason + ": " + after.message + ")");
   }
-  remember_created(key, a);
-}
-
-void JobController::remember_created(const std::string& key, const controller::Action& a) {
-  if (a.kind != controller::Action::Kind::kCreateRendezvousSecret &&
-      a.kind != controller::Action::Kind::kCreatePodGroup) {
-    return;
-  }
-  const std::lock_guard lock(created_mutex_);
-  created_once_[key].insert(a.name);
 }
 
 std::string JobController::pod_group_api() {

@@ -1,9 +1,10 @@
-// The I/O half of the operator: informers keep local caches of TrainingJobs and of the pods
-// and Services they own, a work queue serializes work per job ("namespace/name"), and workers
-// run the pure reconcile() on cached state and apply its result through the API:
-// status first (through the status subresource, conflict-checked), then the actions.
-// Writing status first means a crash between the two never loses a restart: the new attempt
-// number is stored before any pod of the old attempt is deleted.
+// The TrainingJob controller: informers keep local caches of TrainingJobs and of the pods,
+// Services and NetworkPolicies they own, a work loop (runtime/work_loop.h) serializes work per
+// job ("namespace/name"), and each pass is observe (observe/job_observer.h, caches to
+// controller::Observed) -> decide (the pure controller::reconcile()) -> act (act/: status
+// first, through the status subresource and conflict-checked, then the actions). Writing status
+// first means a crash between the two never loses a restart: the new attempt number is stored
+// before any pod of the old attempt is deleted.
 #pragma once
 
 #include <chrono>
@@ -14,18 +15,18 @@
 #include <set>
 #include <stop_token>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "operator/act/action_applier.h"
 #include "operator/api/template_policy_options.h"
 #include "operator/api/training_job.h"
-#include "operator/controller/actions.h"
 #include "operator/controller/expectations.h"
 #include "operator/controller/operator_metrics.h"
-#include "operator/controller/progress_probe.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/work_queue.h"
+#include "operator/probe/progress_probe.h"
+#include "operator/runtime/work_loop.h"
 
 namespace ddp3d::op {
 
@@ -39,7 +40,7 @@ struct ControllerConfig {
   // the informers before the controller stops waiting for it (controller/expectations.h).
   std::chrono::seconds expectations_timeout{60};
   api::TemplatePolicy template_policy;  // what spec.template may ask for (docs/security.md)
-  // The progress probe (controller/progress_probe.h): how often every Running pod's /metrics
+  // The progress probe (probe/progress_probe.h): how often every Running pod's /metrics
   // is read (0 disables it, and with it progressDeadlineSeconds' view of the steps) and how
   // long one read may take.
   std::chrono::seconds progress_probe_interval{15};
@@ -88,9 +89,12 @@ class JobController {
     std::unique_ptr<kube::Informer> jobs, pods, services, network_policies;
   };
 
-  void worker();
-  // Reconciles one job; throws on API errors (the key is then retried with backoff).
-  void process(const std::string& key);
+  // One pass for one job: observe, decide, act. Throws on API errors (the key is then retried
+  // with backoff).
+  runtime::ReconcileOutcome reconcile(const std::string& key);
+  // Metrics and the log line of a status change that was written.
+  void record_status_change(const std::string& key, const api::TrainingJobStatus& before,
+                            const api::TrainingJobStatus& after);
   const Scope& scope_for(const std::string& ns) const;
   // Informer events for a pod or Service: meet the expectations they answer, requeue the job.
   void on_child_event(const char* kind, const web::json::value& child, bool gone);
@@ -98,18 +102,14 @@ class JobController {
   void on_node_event(const web::json::value& node);
   // The informers in start/stop order (pods before jobs, so a job's first pass sees them).
   std::vector<kube::Informer*> informers() const;
-  // Sends one action; the expectation it raises is lowered at once if the request fails.
-  void apply_action(const std::string& key, const std::string& ns, const controller::Action& a,
-                    const api::ObjectMeta& job_meta);
-  // After a rendezvous Secret's or PodGroup's create succeeded or found it: later passes skip
-  // the request.
-  void remember_created(const std::string& key, const controller::Action& a);
   // The PodGroup API the cluster serves ("" for none), asked once (GET /apis/scheduling.k8s.io);
   // throws on a transient error, so the reconcile that asked is retried.
   std::string pod_group_api();
   // What the progress probe reads: the Running pods of every TrainingJob not finished or
   // suspended, at the job's spec.metricsPort.
-  std::vector<controller::ProbeTarget> probe_targets() const;
+  std::vector<probe::ProbeTarget> probe_targets() const;
+  // Whether the Node informer saw `node` deleted (and not registered again since).
+  bool node_deleted(const std::string& node);
 
   kube::Client& client_;
   ControllerConfig config_;
@@ -121,23 +121,18 @@ class JobController {
   // on a lost node; a node merely absent from the cache may be one not delivered yet.
   std::mutex deleted_nodes_mutex_;
   std::set<std::string> deleted_nodes_;
-  std::vector<std::jthread> workers_;
   // Writes this replica made that the informers may not have delivered yet: a reconcile never
   // acts on a status older than its own last write, nor on a view missing its own creates.
   controller::StatusExpectations written_status_;
   controller::ChildExpectations in_flight_;
   // Runs with the workers (leader only); null when disabled.
-  std::unique_ptr<controller::ProgressProbe> probe_;
-  // Rendezvous Secrets and PodGroups this replica created (or found), by job key: the operator
-  // may create them but not read them, so this memory (and AlreadyExists) stands in for a
-  // cache.
-  std::mutex created_mutex_;
-  std::map<std::string, std::set<std::string>> created_once_;
+  std::unique_ptr<probe::ProgressProbe> probe_;
+  act::ActionApplier actions_;
+  runtime::WorkLoop work_loop_;
   std::mutex discovery_mutex_;
   std::optional<std::string> pod_group_api_;
   bool informers_started_ = false;
   bool workers_started_ = false;
-  bool workers_stopped_ = false;
   bool informers_stopped_ = false;
 };
 

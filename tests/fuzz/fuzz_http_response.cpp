@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "operator/controller/http_response.h"
+#include "operator/probe/http_response.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view raw(reinterpret_cast<const char*>(data), size);
   constexpr std::size_t kLimit = 4096;
-  const auto r = ddp3d::op::controller::parse_http_response(raw, kLimit);
+  const auto r = ddp3d::op::probe::parse_http_response(raw, kLimit);
   if (r.error.empty() && r.body.size() > kLimit) std::abort();
   return 0;
 }

@@ -200,8 +200,10 @@ class ProgressTest(OperatorLogOnFailure, unittest.TestCase):
         self.assertIn("past progressDeadlineSeconds=4", stall["message"])
         restarting = self.condition("stalled", "Restarting")
         self.assertEqual(restarting["reason"], "ProgressDeadlineExceeded")
-        events = [e for e in self.events("stalled") if e["reason"] == "ProgressDeadlineExceeded"]
-        self.assertTrue(events, [e["reason"] for e in self.events("stalled")])
+        # The Event follows the status write (status first, then the actions).
+        events = wait_for(lambda: [e for e in self.events("stalled")
+                                   if e["reason"] == "ProgressDeadlineExceeded"], 10,
+                          "a ProgressDeadlineExceeded Event")
         self.assertEqual(events[0]["type"], "Warning")
         self.assertIn("rank 1 (pod stalled-node-1 on node gpu-node-1)", events[0]["message"])
         # The whole gang is recreated as attempt 1, once the old pods are gone (bound pods are

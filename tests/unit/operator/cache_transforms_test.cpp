@@ -138,8 +138,8 @@ TEST(SlimService, KeepsNameUidAndOwner) {
     "spec": {"clusterIP": "None", "ports": [{"port": 29500}]},
     "status": {"loadBalancer": {}}})");
   const value slim = slim_service(full);
-  EXPECT_EQ(observe_service(slim).name, "pp");
-  EXPECT_EQ(observe_service(slim).uid, "svc-uid");
+  EXPECT_EQ(observe_object(slim).name, "pp");
+  EXPECT_EQ(observe_object(slim).uid, "svc-uid");
   EXPECT_EQ(slim.at("metadata").at("ownerReferences"), full.at("metadata").at("ownerReferences"));
   EXPECT_FALSE(slim.at("metadata").has_field("managedFields"));
   EXPECT_FALSE(slim.has_field("spec"));

@@ -1,10 +1,10 @@
-#include "operator/controller/http_response.h"
+#include "operator/probe/http_response.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 namespace {
 
 constexpr std::size_t kMax = 1024;
@@ -62,4 +62,4 @@ TEST(HttpResponse, HostileAnswersAreErrorsThatSayWhich) {
 }
 
 }  // namespace
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

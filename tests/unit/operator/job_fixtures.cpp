@@ -37,4 +37,8 @@ controller::ObservedPod pod(const api::TrainingJob& job, int rank, int attempt,
   return p;
 }
 
+std::string name_of(const web::json::value& object) {
+  return object.at("metadata").at("name").as_string();
+}
+
 }  // namespace ddp3d::op::testing

@@ -3,13 +3,16 @@
 
 #include <cpprest/json.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "operator/api/timestamps.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/observed.h"
+#include "operator/controller/reconcile.h"
 
 namespace ddp3d::op::testing {
 
@@ -26,5 +29,32 @@ controller::ObservedPod pod(const api::TrainingJob& job, int rank, int attempt,
                             const std::string& phase, std::optional<int> exit_code = std::nullopt);
 
 web::json::value parse(const std::string& text);
+
+// The actions of one kind in `r`, in order.
+template <class Kind>
+std::vector<const Kind*> all(const controller::ReconcileResult& r) {
+  std::vector<const Kind*> out;
+  for (const auto& a : r.actions) {
+    if (const auto* k = std::get_if<Kind>(&a)) out.push_back(k);
+  }
+  return out;
+}
+
+template <class Kind>
+int count(const controller::ReconcileResult& r) {
+  return static_cast<int>(all<Kind>(r).size());
+}
+
+// Index in r.actions of the first action of that kind, -1 if none.
+template <class Kind>
+int first_index(const controller::ReconcileResult& r) {
+  for (std::size_t i = 0; i < r.actions.size(); ++i) {
+    if (std::holds_alternative<Kind>(r.actions[i])) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The name in a created object's metadata.
+std::string name_of(const web::json::value& object);
 
 }  // namespace ddp3d::op::testing

@@ -1,6 +1,6 @@
 // fetch_metrics against real sockets on 127.0.0.1: a server that answers, one that accepts and
 // never answers, one that floods, and a port nobody listens on. Each ends within its bound.
-#include "operator/controller/metrics_fetch.h"
+#include "operator/probe/metrics_fetch.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-namespace ddp3d::op::controller {
+namespace ddp3d::op::probe {
 namespace {
 
 // A listening socket on 127.0.0.1; `serve` runs on the accepted connection in a thread.
@@ -124,4 +124,4 @@ TEST(FetchMetrics, RefusedAndBadAddressesAreNamed) {
 }
 
 }  // namespace
-}  // namespace ddp3d::op::controller
+}  // namespace ddp3d::op::probe

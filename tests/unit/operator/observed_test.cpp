@@ -39,7 +39,7 @@ TEST(ObservePod, EvictedPodHasReasonButNoCode) {
 }
 
 TEST(ObserveService, Name) {
-  EXPECT_EQ(observe_service(parse(R"({"metadata": {"name": "pp", "uid": "s"}})")).name, "pp");
+  EXPECT_EQ(observe_object(parse(R"({"metadata": {"name": "pp", "uid": "s"}})")).name, "pp");
 }
 
 }  // namespace

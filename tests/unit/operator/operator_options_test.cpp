@@ -1,4 +1,4 @@
-#include "operator/controller/operator_options.h"
+#include "operator/cli/operator_options.h"
 
 #include <gtest/gtest.h>
 

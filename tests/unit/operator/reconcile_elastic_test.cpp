@@ -15,8 +15,12 @@ namespace ddp3d::op::controller {
 namespace {
 
 using api::Phase;
+using testing::all;
+using testing::count;
+using testing::first_index;
 using testing::job;
 using testing::kT0;
+using testing::name_of;
 using testing::pod;
 using testing::Pods;
 constexpr const char* kApi = "scheduling.k8s.io/v1alpha2";
@@ -60,14 +64,6 @@ ObservedPod probe(const api::TrainingJob& j, int index, int attempt, const std::
   return p;
 }
 
-std::vector<const Action*> of_kind(const ReconcileResult& r, Action::Kind kind) {
-  std::vector<const Action*> out;
-  for (const auto& a : r.actions) {
-    if (a.kind == kind) out.push_back(&a);
-  }
-  return out;
-}
-
 std::map<std::string, std::string> env_of(const web::json::value& pod) {
   std::map<std::string, std::string> m;
   for (const auto& e : pod.at("spec").at("containers").at(0).at("env").as_array()) {
@@ -91,15 +87,15 @@ TEST(ReconcileElastic, AGangThatIsNotPlacedInTimeRestartsOneNodeSmaller) {
 
   // Before placementTimeoutSeconds: nothing changes; a requeue is due when it ends.
   auto r = reconcile(j, {}, observed(j, pods), kT0 + 59);
-  EXPECT_TRUE(of_kind(r, Action::Kind::kDeletePod).empty());
+  EXPECT_TRUE(all<DeletePod>(r).empty());
   EXPECT_EQ(r.status.attempt, 0);
   EXPECT_EQ(r.status.size, 3);
   ASSERT_TRUE(r.requeue_after_seconds);
   EXPECT_EQ(*r.requeue_after_seconds, 1);
 
   r = reconcile(j, {}, observed(j, pods), kT0 + 60);
-  EXPECT_EQ(of_kind(r, Action::Kind::kDeletePod).size(), 3u);
-  EXPECT_TRUE(of_kind(r, Action::Kind::kCreatePod).empty());
+  EXPECT_EQ(all<DeletePod>(r).size(), 3u);
+  EXPECT_TRUE(all<CreatePod>(r).empty());
   EXPECT_EQ(r.status.attempt, 1);
   EXPECT_EQ(r.status.size, 2);
   EXPECT_EQ(r.status.restarts, 0);
@@ -124,15 +120,15 @@ TEST(ReconcileElastic, AGangThatIsNotPlacedInTimeRestartsOneNodeSmaller) {
   auto next = j;
   next.status = r.status;
   r = reconcile(next, {}, observed(next, {}), kT0 + 61);
-  const auto groups = of_kind(r, Action::Kind::kCreatePodGroup);
+  const auto groups = all<CreatePodGroup>(r);
   ASSERT_EQ(groups.size(), 1u);
-  EXPECT_EQ(groups[0]->name, "pp-gang-1");
+  EXPECT_EQ(name_of(groups[0]->object), "pp-gang-1");
   EXPECT_EQ(
       groups[0]->object.at("spec").at("schedulingPolicy").at("gang").at("minCount").as_integer(),
       2);
-  const auto created = of_kind(r, Action::Kind::kCreatePod);
+  const auto created = all<CreatePod>(r);
   ASSERT_EQ(created.size(), 2u);
-  for (const Action* a : created) {
+  for (const auto* a : created) {
     const auto env = env_of(a->object);
     EXPECT_EQ(env.at("NNODES"), "2");
     EXPECT_EQ(env.at("WORLD_SIZE"), "2");
@@ -147,15 +143,15 @@ TEST(ReconcileElastic, NeverBelowMinNodesAndNotAtAllWithoutElastic) {
   j.status.size = 2;
   const Pods at_min = {unplaced(j, 0, 0), unplaced(j, 1, 0)};
   auto r = reconcile(j, {}, observed(j, at_min), kT0 + 600);
-  EXPECT_TRUE(of_kind(r, Action::Kind::kDeletePod).empty());
+  EXPECT_TRUE(all<DeletePod>(r).empty());
   EXPECT_EQ(r.status.size, 2);
   EXPECT_EQ(r.status.attempt, 0);
 
   auto fixed = waiting_job();
   fixed.spec.elastic.reset();
-  const Pods all = {unplaced(j, 0, 0), unplaced(j, 1, 0), unplaced(j, 2, 0)};
-  r = reconcile(fixed, {}, observed(fixed, all), kT0 + 600);
-  EXPECT_TRUE(of_kind(r, Action::Kind::kDeletePod).empty());
+  const Pods unplaced_pods = {unplaced(j, 0, 0), unplaced(j, 1, 0), unplaced(j, 2, 0)};
+  r = reconcile(fixed, {}, observed(fixed, unplaced_pods), kT0 + 600);
+  EXPECT_TRUE(all<DeletePod>(r).empty());
   EXPECT_EQ(r.status.size, 3);
   EXPECT_EQ(find_condition(r.status.conditions, kCondFullSize), nullptr);
 }
@@ -190,16 +186,16 @@ TEST(ReconcileElastic, ASmallerJobLooksForRoomWithProbePodsEveryGrowInterval) {
   const auto j = small_job();
   const Pods pods = {running_on(j, 0, 1, "n1"), running_on(j, 1, 1, "n2")};
   auto r = reconcile(j, {}, observed(j, pods), kT0 + 299);
-  EXPECT_TRUE(of_kind(r, Action::Kind::kCreatePod).empty());
+  EXPECT_TRUE(all<CreatePod>(r).empty());
   EXPECT_FALSE(r.status.grow_probe_time);
   ASSERT_TRUE(r.requeue_after_seconds);
   EXPECT_EQ(*r.requeue_after_seconds, 1);
 
   r = reconcile(j, {}, observed(j, pods), kT0 + 300);
-  const auto created = of_kind(r, Action::Kind::kCreatePod);
+  const auto created = all<CreatePod>(r);
   ASSERT_EQ(created.size(), 1u);
   const auto& p = created[0]->object;
-  EXPECT_EQ(created[0]->name, "pp-probe-0");
+  EXPECT_EQ(name_of(created[0]->object), "pp-probe-0");
   EXPECT_EQ(p.at("metadata").at("labels").at(api::kLabelRole).as_string(), api::kRoleGrowProbe);
   EXPECT_EQ(p.at("metadata").at("labels").at(api::kLabelAttempt).as_string(), "1");
   EXPECT_EQ(p.at("spec").at("terminationGracePeriodSeconds").as_integer(), 0);
@@ -216,9 +212,9 @@ TEST(ReconcileElastic, AProbeThatIsPlacedGrowsTheGangBackAtACheckpoint) {
   j.status.grow_probe_time = api::format_rfc3339(kT0 + 300);
   const Pods pods = {running_on(j, 0, 1, "n1"), running_on(j, 1, 1, "n2"), probe(j, 0, 1, "n3")};
   const auto r = reconcile(j, {}, observed(j, pods), kT0 + 305);
-  const auto deleted = of_kind(r, Action::Kind::kDeletePod);
+  const auto deleted = all<DeletePod>(r);
   ASSERT_EQ(deleted.size(), 3u);
-  for (const Action* a : deleted) {
+  for (const auto* a : deleted) {
     // The ranks get their grace period to checkpoint on SIGTERM; the probe holds no work.
     EXPECT_EQ(a->force, a->name == "pp-probe-0") << a->name;
   }
@@ -239,11 +235,11 @@ TEST(ReconcileElastic, AProbeWithoutRoomGoesAndTheNextLookIsAnIntervalLater) {
   j.status.grow_probe_time = api::format_rfc3339(kT0 + 300);
   const Pods pods = {running_on(j, 0, 1, "n1"), running_on(j, 1, 1, "n2"), probe(j, 0, 1, "")};
   auto r = reconcile(j, {}, observed(j, pods), kT0 + 330);
-  EXPECT_TRUE(of_kind(r, Action::Kind::kDeletePod).empty());  // still within the timeout
+  EXPECT_TRUE(all<DeletePod>(r).empty());  // still within the timeout
   EXPECT_EQ(r.status.grow_probe_time, api::format_rfc3339(kT0 + 300));
 
   r = reconcile(j, {}, observed(j, pods), kT0 + 360);
-  const auto deleted = of_kind(r, Action::Kind::kDeletePod);
+  const auto deleted = all<DeletePod>(r);
   ASSERT_EQ(deleted.size(), 1u);
   EXPECT_EQ(deleted[0]->name, "pp-probe-0");
   EXPECT_TRUE(deleted[0]->force);
@@ -259,7 +255,7 @@ TEST(ReconcileElastic, ProbesNeverOutliveTheirPurpose) {
   const Pods old_probe = {running_on(j, 0, 1, "n1"), running_on(j, 1, 1, "n2"),
                           probe(j, 0, 0, "n3")};
   auto r = reconcile(j, {}, observed(j, old_probe), kT0 + 10);
-  auto deleted = of_kind(r, Action::Kind::kDeletePod);
+  auto deleted = all<DeletePod>(r);
   ASSERT_EQ(deleted.size(), 1u);
   EXPECT_EQ(deleted[0]->name, "pp-probe-0");
 
@@ -268,7 +264,7 @@ TEST(ReconcileElastic, ProbesNeverOutliveTheirPurpose) {
   const Pods done = {pod(j, 0, 1, "Succeeded", 0), pod(j, 1, 1, "Succeeded", 0),
                      probe(j, 0, 1, "n3")};
   r = reconcile(j, {}, observed(j, done), kT0 + 10);
-  deleted = of_kind(r, Action::Kind::kDeletePod);
+  deleted = all<DeletePod>(r);
   ASSERT_EQ(deleted.size(), 1u);
   EXPECT_EQ(deleted[0]->name, "pp-probe-0");
 }

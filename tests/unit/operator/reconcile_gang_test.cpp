@@ -12,7 +12,11 @@ namespace ddp3d::op::controller {
 namespace {
 
 using api::Phase;
+using testing::all;
+using testing::count;
+using testing::first_index;
 using testing::job;
+using testing::name_of;
 using testing::pod;
 
 using testing::kT0;
@@ -31,7 +35,7 @@ Observed observed(const api::TrainingJob& j, std::optional<std::string> api,
 std::vector<std::string> kinds(const ReconcileResult& r) {
   std::vector<std::string> out;
   for (const auto& a : r.actions) {
-    if (a.kind != Action::Kind::kEvent) out.push_back(to_string(a.kind));
+    if (!std::holds_alternative<RecordEvent>(a)) out.push_back(kind_of(a));
   }
   return out;
 }
@@ -42,11 +46,10 @@ TEST(ReconcileGang, EachAttemptGetsItsPodGroupBeforeItsPods) {
   auto r = reconcile(j, {}, observed(j, kApi), kT0);
   EXPECT_EQ(kinds(r),
             (std::vector<std::string>{"CreatePodGroup", "CreatePod", "CreatePod", "CreatePod"}));
-  EXPECT_EQ(r.actions[0].name, "pp-gang-0");
-  EXPECT_EQ(r.actions[0].object.at("apiVersion").as_string(), kApi);
-  for (const auto& a : r.actions) {
-    if (a.kind != Action::Kind::kCreatePod) continue;
-    EXPECT_EQ(a.object.at("spec").at("schedulingGroup").at("podGroupName").as_string(),
+  EXPECT_EQ(target_of(r.actions[0]), "pp-gang-0");
+  EXPECT_EQ(std::get<CreatePodGroup>(r.actions[0]).object.at("apiVersion").as_string(), kApi);
+  for (const auto* a : all<CreatePod>(r)) {
+    EXPECT_EQ(a->object.at("spec").at("schedulingGroup").at("podGroupName").as_string(),
               "pp-gang-0");
   }
   const auto* c = find_condition(r.status.conditions, kCondGangScheduling);
@@ -63,10 +66,9 @@ TEST(ReconcileGang, EachAttemptGetsItsPodGroupBeforeItsPods) {
   j.status.attempt = 1;
   r = reconcile(j, {}, observed(j, kApi), kT0 + 10);
   ASSERT_FALSE(r.actions.empty());
-  EXPECT_EQ(r.actions[0].name, "pp-gang-1");
-  for (const auto& a : r.actions) {
-    if (a.kind != Action::Kind::kCreatePod) continue;
-    EXPECT_EQ(a.object.at("spec").at("schedulingGroup").at("podGroupName").as_string(),
+  EXPECT_EQ(target_of(r.actions[0]), "pp-gang-1");
+  for (const auto* a : all<CreatePod>(r)) {
+    EXPECT_EQ(a->object.at("spec").at("schedulingGroup").at("podGroupName").as_string(),
               "pp-gang-1");
   }
 }
@@ -74,11 +76,9 @@ TEST(ReconcileGang, EachAttemptGetsItsPodGroupBeforeItsPods) {
 TEST(ReconcileGang, WithoutTheApiPodsArePlacedOneByOneAndTheJobSaysSoOnce) {
   auto j = job("pp", 2, 0);
   auto r = reconcile(j, {}, observed(j, std::string()), kT0);
-  for (const auto& a : r.actions) {
-    EXPECT_NE(a.kind, Action::Kind::kCreatePodGroup);
-    if (a.kind == Action::Kind::kCreatePod) {
-      EXPECT_FALSE(a.object.at("spec").has_field("schedulingGroup"));
-    }
+  EXPECT_EQ(count<CreatePodGroup>(r), 0);
+  for (const auto* a : all<CreatePod>(r)) {
+    EXPECT_FALSE(a->object.at("spec").has_field("schedulingGroup"));
   }
   const auto* c = find_condition(r.status.conditions, kCondGangScheduling);
   ASSERT_NE(c, nullptr);
@@ -86,15 +86,14 @@ TEST(ReconcileGang, WithoutTheApiPodsArePlacedOneByOneAndTheJobSaysSoOnce) {
   EXPECT_EQ(c->reason, "NotServed");
   EXPECT_NE(c->message.find("placement is not all-or-nothing"), std::string::npos);
   int warnings = 0;
-  for (const auto& a : r.actions)
-    warnings += a.kind == Action::Kind::kEvent && a.reason == "NotServed";
+  for (const auto* e : all<RecordEvent>(r)) warnings += e->reason == "NotServed";
   EXPECT_EQ(warnings, 1);
   // Later passes keep the condition and send no second event.
   j.status = r.status;
   r = reconcile(j, {},
                 observed(j, std::string(), {pod(j, 0, 0, "Pending"), pod(j, 1, 0, "Pending")}),
                 kT0 + 5);
-  for (const auto& a : r.actions) EXPECT_NE(a.reason, "NotServed");
+  for (const auto* e : all<RecordEvent>(r)) EXPECT_NE(e->reason, "NotServed");
   EXPECT_EQ(find_condition(r.status.conditions, kCondGangScheduling)->reason, "NotServed");
 }
 
@@ -102,10 +101,9 @@ TEST(ReconcileGang, RunPolicyTurnsItOff) {
   auto j = job("pp", 2, 0);
   j.spec.run_policy.gang_scheduling = false;
   const auto r = reconcile(j, {}, observed(j, kApi), kT0);
-  for (const auto& a : r.actions) {
-    EXPECT_NE(a.kind, Action::Kind::kCreatePodGroup);
-    EXPECT_NE(a.reason, "Disabled") << "asked for: no warning";
-  }
+  EXPECT_EQ(count<CreatePodGroup>(r), 0);
+  for (const auto* e : all<RecordEvent>(r))
+    EXPECT_NE(e->reason, "Disabled") << "asked for: no warning";
   const auto* c = find_condition(r.status.conditions, kCondGangScheduling);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->status, "False");
@@ -116,7 +114,7 @@ TEST(ReconcileGang, UnknownApiLeavesNoTrace) {
   auto j = job("pp", 2, 0);
   const auto r = reconcile(j, {}, observed(j, std::nullopt), kT0);
   EXPECT_EQ(find_condition(r.status.conditions, kCondGangScheduling), nullptr);
-  for (const auto& a : r.actions) EXPECT_NE(a.kind, Action::Kind::kCreatePodGroup);
+  EXPECT_EQ(count<CreatePodGroup>(r), 0);
 }
 
 }  // namespace

@@ -13,7 +13,11 @@ namespace ddp3d::op::controller {
 namespace {
 
 using api::Phase;
+using testing::all;
+using testing::count;
+using testing::first_index;
 using testing::job;
+using testing::name_of;
 using testing::pod;
 
 using testing::kT0;
@@ -68,25 +72,19 @@ api::TrainingJob running_job() {
 
 std::vector<std::string> events(const ReconcileResult& r) {
   std::vector<std::string> out;
-  for (const auto& a : r.actions) {
-    if (a.kind == Action::Kind::kEvent) out.push_back(a.event_type + "/" + a.reason);
-  }
+  for (const auto* e : all<RecordEvent>(r)) out.push_back(e->type + "/" + e->reason);
   return out;
 }
 
 // "name" for a graceful delete, "name!" for a forced one.
 std::vector<std::string> deletes(const ReconcileResult& r) {
   std::vector<std::string> out;
-  for (const auto& a : r.actions) {
-    if (a.kind == Action::Kind::kDeletePod) out.push_back(a.name + (a.force ? "!" : ""));
-  }
+  for (const auto* a : all<DeletePod>(r)) out.push_back(a->name + (a->force ? "!" : ""));
   return out;
 }
 
 int creates(const ReconcileResult& r) {
-  int n = 0;
-  for (const auto& a : r.actions) n += a.kind == Action::Kind::kCreatePod;
-  return n;
+  return count<CreatePod>(r);
 }
 
 TEST(AssessNode, ReadyOrUnreportedNodesAreNotLost) {

@@ -12,7 +12,11 @@ namespace ddp3d::op::controller {
 namespace {
 
 using api::Phase;
+using testing::all;
+using testing::count;
+using testing::first_index;
 using testing::job;
+using testing::name_of;
 using testing::pod;
 
 using testing::kT0;
@@ -27,16 +31,8 @@ Observed observed(const api::TrainingJob& j, Pods pods) {
 
 std::vector<std::string> events(const ReconcileResult& r) {
   std::vector<std::string> out;
-  for (const auto& a : r.actions) {
-    if (a.kind == Action::Kind::kEvent) out.push_back(a.event_type + "/" + a.reason);
-  }
+  for (const auto* e : all<RecordEvent>(r)) out.push_back(e->type + "/" + e->reason);
   return out;
-}
-
-int count(const ReconcileResult& r, Action::Kind kind) {
-  int n = 0;
-  for (const auto& a : r.actions) n += a.kind == kind;
-  return n;
 }
 
 ProgressScrape scrape(api::UnixSeconds t, double steps, std::optional<double> max = 1000) {
@@ -127,7 +123,7 @@ TEST(ReconcileProgress, StepsThatStopAdvancingRestartTheGangNamingTheStalledRank
   EXPECT_EQ(r.status.restarts, 1) << "a stall counts against backoffLimit";
   EXPECT_EQ(r.status.disruptions, 0);
   EXPECT_EQ(r.status.attempt, 1);
-  EXPECT_EQ(count(r, Action::Kind::kDeletePod), 3);
+  EXPECT_EQ(count<DeletePod>(r), 3);
   EXPECT_EQ(events(r), std::vector<std::string>{"Warning/ProgressDeadlineExceeded"});
   ASSERT_TRUE(r.status.last_stall);
   EXPECT_EQ(r.status.last_stall->rank, 2);
@@ -265,14 +261,14 @@ TEST(ReconcileStartup, PastTheStartupDeadlineTheJobFailsNamingWhyAndDeletesItsPo
             "1 of 3 nodes running 120s after attempt 0 started, past startupDeadlineSeconds=120; "
             "pod pp-node-1 (rank 1): ImagePullBackOff: container worker: Back-off pulling image "
             "\"ddp3d/worker:nope\"; rank 2 has no pod");
-  EXPECT_EQ(count(r, Action::Kind::kDeletePod), 2) << "a partial gang must not hold GPUs";
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(count<DeletePod>(r), 2) << "a partial gang must not hold GPUs";
+  EXPECT_EQ(count<CreatePod>(r), 0);
   EXPECT_EQ(events(r), std::vector<std::string>{"Warning/StartupDeadlineExceeded"});
   // Later passes keep deleting whatever is left, whatever cleanPodPolicy says.
   j.status = r.status;
   j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kNone;
   const auto again = reconcile(j, {}, observed(j, pods), kT0 + 200);
-  EXPECT_EQ(count(again, Action::Kind::kDeletePod), 2);
+  EXPECT_EQ(count<DeletePod>(again), 2);
 }
 
 TEST(ReconcileStartup, TheClockIsPerAttemptAndStopsOnceAllRan) {
@@ -291,7 +287,7 @@ TEST(ReconcileStartup, TheClockIsPerAttemptAndStopsOnceAllRan) {
   EXPECT_FALSE(r.status.attempt_start_time);
   j.status = r.status;
   r = reconcile(j, {}, observed(j, {}), kT0 + 600);
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 2);
+  EXPECT_EQ(count<CreatePod>(r), 2);
   EXPECT_EQ(r.status.attempt_start_time, api::format_rfc3339(kT0 + 600));
   j.status = r.status;
   Pods pending = running_pods(j, 1);

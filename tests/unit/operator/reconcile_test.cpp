@@ -12,7 +12,11 @@ namespace ddp3d::op::controller {
 namespace {
 
 using api::Phase;
+using testing::all;
+using testing::count;
+using testing::first_index;
 using testing::job;
+using testing::name_of;
 using testing::pod;
 
 using testing::kT0;
@@ -31,17 +35,9 @@ Observed observed(const api::TrainingJob& j, Pods pods, bool service = true) {
   return o;
 }
 
-int count(const ReconcileResult& r, Action::Kind kind) {
-  int n = 0;
-  for (const auto& a : r.actions) n += a.kind == kind;
-  return n;
-}
-
 std::vector<std::string> events(const ReconcileResult& r) {
   std::vector<std::string> out;
-  for (const auto& a : r.actions) {
-    if (a.kind == Action::Kind::kEvent) out.push_back(a.event_type + "/" + a.reason);
-  }
+  for (const auto* e : all<RecordEvent>(r)) out.push_back(e->type + "/" + e->reason);
   return out;
 }
 
@@ -92,7 +88,7 @@ TEST(Reconcile, ExitCodeVerdictWaitsForTheGroupToSettle) {
   ReconcileResult r = reconcile(j, {}, observed(j, p), kT0 + 103);
   EXPECT_EQ(r.status.phase, Phase::kRunning);
   EXPECT_TRUE(events(r).empty());
-  EXPECT_EQ(count(r, Action::Kind::kDeletePod), 0);
+  EXPECT_EQ(count<DeletePod>(r), 0);
   ASSERT_TRUE(r.requeue_after_seconds.has_value());
   EXPECT_EQ(*r.requeue_after_seconds, kExitCodeVerdictGraceSeconds - 3);
 
@@ -388,13 +384,13 @@ TEST(Reconcile, PhaseTransitionTable) {
     if (!c.want_reason.empty()) {
       EXPECT_EQ(r.status.reason, c.want_reason) << r.status.message;
     }
-    EXPECT_EQ(count(r, Action::Kind::kCreatePod), c.want_pod_creates);
-    EXPECT_EQ(count(r, Action::Kind::kDeletePod), c.want_pod_deletes);
+    EXPECT_EQ(count<CreatePod>(r), c.want_pod_creates);
+    EXPECT_EQ(count<DeletePod>(r), c.want_pod_deletes);
     EXPECT_EQ(events(r), c.want_events);
     EXPECT_EQ(r.status.attempt, c.want_attempt);
     EXPECT_EQ(r.status.restarts, c.want_restarts);
-    EXPECT_EQ(count(r, Action::Kind::kCreateService), 0);
-    EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 0);
+    EXPECT_EQ(count<CreateService>(r), 0);
+    EXPECT_EQ(count<DeleteJob>(r), 0);
     std::vector<api::FieldError> errors;
     EXPECT_EQ(api::status_from_json(api::status_to_json(r.status), &errors), r.status);
   }
@@ -403,13 +399,12 @@ TEST(Reconcile, PhaseTransitionTable) {
 TEST(Reconcile, FirstPassCreatesServiceAndPodsOfAttemptZero) {
   const auto j = job("pp", 2, 8);
   const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
-  ASSERT_EQ(count(r, Action::Kind::kCreateService), 1);
-  EXPECT_EQ(r.actions[0].name, "pp");
+  ASSERT_EQ(count<CreateService>(r), 1);
+  EXPECT_EQ(target_of(r.actions[0]), "pp");
   std::vector<std::string> pods;
-  for (const auto& a : r.actions) {
-    if (a.kind != Action::Kind::kCreatePod) continue;
-    pods.push_back(a.name);
-    EXPECT_EQ(a.object.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "0");
+  for (const auto* a : all<CreatePod>(r)) {
+    pods.push_back(name_of(a->object));
+    EXPECT_EQ(a->object.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "0");
   }
   EXPECT_EQ(pods, (std::vector<std::string>{"pp-node-0", "pp-node-1"}));
   EXPECT_EQ(r.status.start_time, api::format_rfc3339(kT0));
@@ -422,52 +417,42 @@ TEST(Reconcile, FirstPassCreatesServiceAndPodsOfAttemptZero) {
 
 // --- spec.network (docs/security.md, "Network") ---------------------------------------------
 
-// Index of the first action of `kind`, or -1.
-int first_index(const ReconcileResult& r, Action::Kind kind) {
-  for (size_t i = 0; i < r.actions.size(); ++i) {
-    if (r.actions[i].kind == kind) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 TEST(ReconcileNetwork, EachAttemptsSecretComesOnceBeforeItsFirstPod) {
   auto j = in_phase(with_policy(api::RestartPolicy::kOnFailure), Phase::kRunning);
   const auto first = reconcile(j, {}, observed(j, {}), kT0);
-  ASSERT_EQ(count(first, Action::Kind::kCreateRendezvousSecret), 1);
-  EXPECT_LT(first_index(first, Action::Kind::kCreateRendezvousSecret),
-            first_index(first, Action::Kind::kCreatePod));
-  EXPECT_EQ(first.actions[first_index(first, Action::Kind::kCreateRendezvousSecret)].name,
+  ASSERT_EQ(count<CreateRendezvousSecret>(first), 1);
+  EXPECT_LT(first_index<CreateRendezvousSecret>(first), first_index<CreatePod>(first));
+  EXPECT_EQ(target_of(first.actions[first_index<CreateRendezvousSecret>(first)]),
             "pp-rendezvous-0");
   // Nothing to create, no Secret either.
-  EXPECT_EQ(count(reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 5),
-                  Action::Kind::kCreateRendezvousSecret),
+  EXPECT_EQ(count<CreateRendezvousSecret>(
+                reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 5)),
             0);
   // A gang restart: the next attempt's pods get the next attempt's Secret.
   auto failed = reconcile(j, {}, observed(j, one_failed(j, 0, 137)), kT0 + 10);
   j.status = failed.status;
   const auto recreate = reconcile(j, {}, observed(j, {}), kT0 + 20);
-  ASSERT_EQ(count(recreate, Action::Kind::kCreateRendezvousSecret), 1);
-  EXPECT_EQ(recreate.actions[first_index(recreate, Action::Kind::kCreateRendezvousSecret)].name,
+  ASSERT_EQ(count<CreateRendezvousSecret>(recreate), 1);
+  EXPECT_EQ(target_of(recreate.actions[first_index<CreateRendezvousSecret>(recreate)]),
             "pp-rendezvous-1");
 }
 
 TEST(ReconcileNetwork, NoSecretWhenTheJobTurnsItOff) {
   auto j = job("pp", 2, 0);
   j.spec.network.rendezvous_secret = false;
-  EXPECT_EQ(count(reconcile(j, {}, observed(j, {}), kT0), Action::Kind::kCreateRendezvousSecret),
-            0);
+  EXPECT_EQ(count<CreateRendezvousSecret>(reconcile(j, {}, observed(j, {}), kT0)), 0);
 }
 
 TEST(ReconcileNetwork, ThePolicyIsCreatedUntilSeenAndOnlyWhenAskedFor) {
   auto j = job("pp", 2, 0);
-  EXPECT_EQ(count(reconcile(j, {}, observed(j, {}), kT0), Action::Kind::kCreateNetworkPolicy), 0);
+  EXPECT_EQ(count<CreateNetworkPolicy>(reconcile(j, {}, observed(j, {}), kT0)), 0);
   j.spec.network.policy = true;
   auto o = observed(j, {});
   o.operator_namespace = "ddp3d-system";
   const auto r = reconcile(j, {}, o, kT0);
-  ASSERT_EQ(count(r, Action::Kind::kCreateNetworkPolicy), 1);
-  const auto& a = r.actions[first_index(r, Action::Kind::kCreateNetworkPolicy)];
-  EXPECT_EQ(a.name, "pp-ranks");
+  ASSERT_EQ(count<CreateNetworkPolicy>(r), 1);
+  const auto& a = *all<CreateNetworkPolicy>(r)[0];
+  EXPECT_EQ(name_of(a.object), "pp-ranks");
   EXPECT_EQ(a.object.at("spec")
                 .at("ingress")
                 .at(1)
@@ -479,7 +464,7 @@ TEST(ReconcileNetwork, ThePolicyIsCreatedUntilSeenAndOnlyWhenAskedFor) {
                 .as_string(),
             "ddp3d-system");
   o.network_policies.push_back({"pp-ranks", "np-uid"});
-  EXPECT_EQ(count(reconcile(j, {}, o, kT0 + 1), Action::Kind::kCreateNetworkPolicy), 0);
+  EXPECT_EQ(count<CreateNetworkPolicy>(reconcile(j, {}, o, kT0 + 1)), 0);
 }
 
 TEST(ReconcileNetwork, BadMetricsNamespacesFailTheJobNamingTheItem) {
@@ -522,20 +507,15 @@ TEST(Reconcile, RestartRecreatesEveryPodWithNextAttempt) {
   ASSERT_NE(restarting, nullptr);
   EXPECT_EQ(restarting->status, "True");
   // Deletes carry the uid so a recreated pod of the same name is never hit.
-  for (const auto& a : failed.actions) {
-    if (a.kind == Action::Kind::kDeletePod) {
-      EXPECT_EQ(a.uid, a.name + "-a0");
-    }
-  }
+  for (const auto* a : all<DeletePod>(failed)) EXPECT_EQ(a->uid, a->name + "-a0");
   j.status = failed.status;
   const auto recreate = reconcile(j, {}, observed(j, {}), kT0 + 20);
   int n = 0;
-  for (const auto& a : recreate.actions) {
-    if (a.kind != Action::Kind::kCreatePod) continue;
+  for (const auto* a : all<CreatePod>(recreate)) {
     ++n;
-    EXPECT_EQ(a.object.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "1");
+    EXPECT_EQ(a->object.at("metadata").at("labels").at("ddp3d.io/attempt").as_string(), "1");
     bool saw_attempt = false;
-    for (const auto& e : a.object.at("spec").at("containers").at(0).at("env").as_array()) {
+    for (const auto& e : a->object.at("spec").at("containers").at(0).at("env").as_array()) {
       if (e.at("name").as_string() == "DDP3D_ATTEMPT") {
         EXPECT_EQ(e.at("value").as_string(), "1");
         saw_attempt = true;
@@ -566,7 +546,7 @@ TEST(Reconcile, CleanPodPolicyAfterFinish) {
     pods[3].phase = "Succeeded";
     const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
     EXPECT_EQ(r.status.phase, Phase::kFailed);
-    EXPECT_EQ(count(r, Action::Kind::kDeletePod), want) << api::to_string(policy);
+    EXPECT_EQ(count<DeletePod>(r), want) << api::to_string(policy);
     EXPECT_EQ(r.status.completion_time, api::format_rfc3339(kT0 + 10));
   }
 }
@@ -576,9 +556,9 @@ TEST(Reconcile, FinishedJobKeepsApplyingCleanPodPolicyButNothingElse) {
   j.status.completion_time = api::format_rfc3339(kT0);
   j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kAll;
   const auto r = reconcile(j, {}, observed(j, all_pods(j, 0, "Succeeded"), false), kT0 + 1);
-  EXPECT_EQ(count(r, Action::Kind::kDeletePod), 2);
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0);
-  EXPECT_EQ(count(r, Action::Kind::kCreateService), 0);
+  EXPECT_EQ(count<DeletePod>(r), 2);
+  EXPECT_EQ(count<CreatePod>(r), 0);
+  EXPECT_EQ(count<CreateService>(r), 0);
   EXPECT_EQ(r.status.phase, Phase::kSucceeded);
 }
 
@@ -587,11 +567,11 @@ TEST(Reconcile, TtlDeletesTheJobWhenDue) {
   j.status.completion_time = api::format_rfc3339(kT0);
   j.spec.run_policy.ttl_seconds_after_finished = 60;
   const auto early = reconcile(j, {}, observed(j, {}), kT0 + 45);
-  EXPECT_EQ(count(early, Action::Kind::kDeleteJob), 0);
+  EXPECT_EQ(count<DeleteJob>(early), 0);
   EXPECT_EQ(early.requeue_after_seconds, 15);
   const auto due = reconcile(j, {}, observed(j, {}), kT0 + 60);
-  ASSERT_EQ(count(due, Action::Kind::kDeleteJob), 1);
-  EXPECT_EQ(due.actions.back().uid, "uid-1");
+  ASSERT_EQ(count<DeleteJob>(due), 1);
+  EXPECT_EQ(std::get<DeleteJob>(due.actions.back()).uid, "uid-1");
 }
 
 TEST(Reconcile, TtlZeroDeletesOnTheFinishingPass) {
@@ -599,7 +579,7 @@ TEST(Reconcile, TtlZeroDeletesOnTheFinishingPass) {
   j.spec.run_policy.ttl_seconds_after_finished = 0;
   const auto r = reconcile(j, {}, observed(j, all_pods(j, 0, "Succeeded")), kT0 + 5);
   EXPECT_EQ(r.status.phase, Phase::kSucceeded);
-  EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 1);
+  EXPECT_EQ(count<DeleteJob>(r), 1);
 }
 
 TEST(Reconcile, ActiveDeadline) {
@@ -613,7 +593,7 @@ TEST(Reconcile, ActiveDeadline) {
   EXPECT_EQ(after.status.phase, Phase::kFailed);
   EXPECT_EQ(after.status.reason, "DeadlineExceeded");
   // The pods stop even under cleanPodPolicy None: a failed job must release its GPUs.
-  EXPECT_EQ(count(after, Action::Kind::kDeletePod), 2);
+  EXPECT_EQ(count<DeletePod>(after), 2);
 }
 
 TEST(Reconcile, SuspendClearsStartTimeAndResumeUsesFreshAttempt) {
@@ -631,11 +611,11 @@ TEST(Reconcile, SuspendClearsStartTimeAndResumeUsesFreshAttempt) {
   const auto resumed = reconcile(j, {}, observed(j, terminating), kT0 + 20);
   EXPECT_EQ(resumed.status.phase, Phase::kPending);
   EXPECT_EQ(resumed.status.attempt, 1);
-  EXPECT_EQ(count(resumed, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(count<CreatePod>(resumed), 0);
   EXPECT_EQ(find_condition(resumed.status.conditions, kCondSuspended)->status, "False");
   j.status = resumed.status;
   const auto created = reconcile(j, {}, observed(j, {}), kT0 + 30);
-  EXPECT_EQ(count(created, Action::Kind::kCreatePod), 2);
+  EXPECT_EQ(count<CreatePod>(created), 2);
   EXPECT_EQ(created.status.start_time, api::format_rfc3339(kT0 + 30));
 }
 
@@ -644,8 +624,8 @@ TEST(Reconcile, StalePodsOfOtherAttemptsOrRanksAreDeleted) {
   Pods pods = all_pods(j, 2, "Running");
   pods.push_back(pod(j, 5, 2, "Running"));  // rank beyond nnodes (spec shrank)
   const auto r = reconcile(j, {}, observed(j, pods), kT0);
-  ASSERT_EQ(count(r, Action::Kind::kDeletePod), 1);
-  EXPECT_EQ(r.actions[0].name, "pp-node-5");
+  ASSERT_EQ(count<DeletePod>(r), 1);
+  EXPECT_EQ(target_of(r.actions[0]), "pp-node-5");
   EXPECT_EQ(r.status.phase, Phase::kRunning);
 }
 
@@ -662,8 +642,8 @@ TEST(Reconcile, InvalidSpecMessageNamesTheField) {
   EXPECT_EQ(r.status.phase, Phase::kFailed);
   EXPECT_NE(r.status.message.find("spec.env[0].name: \"NODE_RANK\" is reserved"), std::string::npos)
       << r.status.message;
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0);
-  EXPECT_EQ(count(r, Action::Kind::kCreateService), 0);
+  EXPECT_EQ(count<CreatePod>(r), 0);
+  EXPECT_EQ(count<CreateService>(r), 0);
   // Parse errors fail the job the same way.
   const auto p = reconcile(job("pp", 2, 8), {{"spec.nnodes", "must be an integer"}},
                            observed(j, {}, false), kT0);
@@ -675,15 +655,13 @@ TEST(Reconcile, LongNameJobCreatesValidNames) {
   const std::string name(200, 'l');
   const auto j = job(name, 3, 0);
   const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
-  for (const auto& a : r.actions) {
-    if (a.kind == Action::Kind::kCreatePod) {
-      EXPECT_TRUE(api::is_dns1123_label(a.name)) << a.name;
-    }
-    if (a.kind == Action::Kind::kCreateService) {
-      EXPECT_TRUE(api::is_dns1035_label(a.name)) << a.name;
-    }
+  for (const auto* a : all<CreatePod>(r)) {
+    EXPECT_TRUE(api::is_dns1123_label(name_of(a->object))) << name_of(a->object);
   }
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 3);
+  for (const auto* a : all<CreateService>(r)) {
+    EXPECT_TRUE(api::is_dns1035_label(name_of(a->object))) << name_of(a->object);
+  }
+  EXPECT_EQ(count<CreatePod>(r), 3);
 }
 
 // --- level-triggered cleanup ------------------------------------------------
@@ -693,9 +671,7 @@ TEST(Reconcile, LongNameJobCreatesValidNames) {
 
 std::vector<std::string> deleted_pods(const ReconcileResult& r) {
   std::vector<std::string> out;
-  for (const auto& a : r.actions) {
-    if (a.kind == Action::Kind::kDeletePod) out.push_back(a.name);
-  }
+  for (const auto* a : all<DeletePod>(r)) out.push_back(a->name);
   return out;
 }
 
@@ -743,13 +719,13 @@ TEST(Reconcile, CleanPodPolicyAndTtlAreReissuedOnEveryPass) {
     SCOPED_TRACE(pass);
     r = reconcile(j, {}, observed(j, pods), kT0 + kExitCodeVerdictGraceSeconds + pass);
     EXPECT_EQ(deleted_pods(r).size(), 3u);
-    EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 0);
+    EXPECT_EQ(count<DeleteJob>(r), 0);
   }
   r = reconcile(j, {}, observed(j, pods), kT0 + kExitCodeVerdictGraceSeconds + 5);
-  EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 1);
+  EXPECT_EQ(count<DeleteJob>(r), 1);
   // The DeleteJob failed too: asked again on the next pass.
   r = reconcile(j, {}, observed(j, {pods[1]}), kT0 + kExitCodeVerdictGraceSeconds + 6);
-  EXPECT_EQ(count(r, Action::Kind::kDeleteJob), 1);
+  EXPECT_EQ(count<DeleteJob>(r), 1);
   EXPECT_TRUE(deleted_pods(r).empty()) << "the failed pod is kept under cleanPodPolicy Running";
 }
 
@@ -771,8 +747,8 @@ void expect_disruption_restart(const ReconcileResult& r, int want_deletes) {
   EXPECT_EQ(r.status.attempt, 1);
   EXPECT_EQ(r.status.restarts, 0) << "disruptions do not count against backoffLimit";
   EXPECT_EQ(r.status.disruptions, 1);
-  EXPECT_EQ(count(r, Action::Kind::kDeletePod), want_deletes);
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 0) << "never a lone recreate";
+  EXPECT_EQ(count<DeletePod>(r), want_deletes);
+  EXPECT_EQ(count<CreatePod>(r), 0) << "never a lone recreate";
   EXPECT_EQ(events(r), (std::vector<std::string>{"Warning/NodeDisrupted"}));
   EXPECT_NE(r.status.message.find("disruption 1 of 10"), std::string::npos) << r.status.message;
 }
@@ -809,11 +785,11 @@ TEST(Reconcile, PodThatVanishedRestartsTheGang) {
   EXPECT_EQ(w.status.phase, Phase::kRestarting);
   EXPECT_EQ(w.status.disruptions, 1);
   EXPECT_EQ(deleted_pods(w), std::vector<std::string>{});
-  EXPECT_EQ(count(w, Action::Kind::kCreatePod), 0);
+  EXPECT_EQ(count<CreatePod>(w), 0);
   EXPECT_EQ(w.status.nodes[2].message, "waiting for pod pp-node-2 of attempt 0 to terminate");
   next.status = w.status;
   const auto c = reconcile(next, {}, observed(next, {}), kT0 + 12);
-  EXPECT_EQ(count(c, Action::Kind::kCreatePod), 4);
+  EXPECT_EQ(count<CreatePod>(c), 4);
   EXPECT_EQ(c.status.phase, Phase::kRestarting);
   EXPECT_EQ(c.status.disruptions, 1);
   EXPECT_EQ(c.status.attempt, 1);
@@ -825,7 +801,7 @@ TEST(Reconcile, PodsNotYetSeenAreCreatedNotCountedAsDisrupted) {
   // pod is (re)created, as before.
   auto j = in_phase(job("pp", 4, 8), Phase::kPending);
   const auto r = reconcile(j, {}, observed(j, {}), kT0 + 1);
-  EXPECT_EQ(count(r, Action::Kind::kCreatePod), 4);
+  EXPECT_EQ(count<CreatePod>(r), 4);
   EXPECT_EQ(r.status.disruptions, 0);
   // After a suspend (pods deleted by the operator), resume starts a fresh attempt, not a
   // disruption.
@@ -838,7 +814,7 @@ TEST(Reconcile, PodsNotYetSeenAreCreatedNotCountedAsDisrupted) {
   sr = reconcile(s, {}, observed(s, {}), kT0 + 6);
   EXPECT_EQ(sr.status.phase, Phase::kPending);
   EXPECT_EQ(sr.status.disruptions, 0);
-  EXPECT_EQ(count(sr, Action::Kind::kCreatePod), 4);
+  EXPECT_EQ(count<CreatePod>(sr), 4);
 }
 
 TEST(Reconcile, EvictionAndNodeLossRestartTheGang) {
