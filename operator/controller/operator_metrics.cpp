@@ -97,6 +97,24 @@ OperatorMetrics::OperatorMetrics(metrics::Collection& m)
   m.add(sources_);
 }
 
+prometheus::Counter& OperatorMetrics::reconcile(std::string_view result) {
+  return reconcile_total.Add({{"result", std::string(result)}});
+}
+
+prometheus::Counter& OperatorMetrics::action(std::string_view kind) {
+  return actions_total.Add({{"action", std::string(kind)}});
+}
+
+prometheus::Counter& OperatorMetrics::gang_restarts(std::string_view trainingjob_namespace,
+                                                    std::string_view trainingjob) {
+  return gang_restarts_total.Add({{"trainingjob_namespace", std::string(trainingjob_namespace)},
+                                  {"trainingjob", std::string(trainingjob)}});
+}
+
+prometheus::Counter& OperatorMetrics::job_failed(std::string_view reason) {
+  return jobs_failed_total.Add({{"reason", std::string(reason)}});
+}
+
 void OperatorMetrics::set_sources(PhaseCounts phases, Depth depth) {
   sources_->set(std::move(phases), std::move(depth));
 }

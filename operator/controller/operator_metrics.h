@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/metrics/collection.h"
 
@@ -27,11 +28,21 @@ class OperatorMetrics {
 
   void set_sources(PhaseCounts phases, Depth depth);
 
-  prometheus::Family<prometheus::Counter>& reconcile_total;  // {result="success"|"error"}
+  // The labelled counters' series by their label values, so that the label names live here
+  // only. None may be a label a scrape attaches to every target (job, namespace, pod, ...):
+  // Prometheus would store it as exported_<name> (docs/metrics.md, "Operator metrics").
+  prometheus::Counter& reconcile(std::string_view result);  // "success" | "error"
+  prometheus::Counter& action(std::string_view kind);       // "CreatePod" | ...
+  prometheus::Counter& gang_restarts(std::string_view trainingjob_namespace,
+                                     std::string_view trainingjob);
+  prometheus::Counter& job_failed(std::string_view reason);
+
+  // The families (label names as in the accessors above).
+  prometheus::Family<prometheus::Counter>& reconcile_total;
   prometheus::Histogram& reconcile_duration_seconds;
-  prometheus::Family<prometheus::Counter>& actions_total;        // {action="CreatePod"|...}
-  prometheus::Family<prometheus::Counter>& gang_restarts_total;  // {trainingjob_namespace, trainingjob}
-  prometheus::Family<prometheus::Counter>& jobs_failed_total;    // {reason}
+  prometheus::Family<prometheus::Counter>& actions_total;
+  prometheus::Family<prometheus::Counter>& gang_restarts_total;
+  prometheus::Family<prometheus::Counter>& jobs_failed_total;
   prometheus::Counter& status_conflicts_total;
   prometheus::Gauge& is_leader;
 
