@@ -8,12 +8,16 @@
 #include <unistd.h>
 
 #include <limits>
+#include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 
+#include "../common/exposition_labels.h"
 #include "../common/promtool.h"
 #include "../common/raw_http_client.h"
 #include "common/metrics/collection.h"
+#include "common/metrics/process_collector.h"
 #include "worker/engine/prometheus_telemetry.h"
 #include "worker/engine/worker_metrics.h"
 
@@ -130,6 +134,35 @@ TEST(TrainTelemetry, RanksAreSeparateSeriesOfOneFamily) {
   EXPECT_TRUE(has_line(text, R"(ddp3d_train_samples_total{job_name="j",rank="1"} 6)")) << text;
 }
 
+// No worker label may be one a scrape attaches to every target (job, instance, namespace, pod,
+// container, service, endpoint, node, "__*"): Prometheus would store it as exported_<name> and
+// the chart's training alerts and dashboard, which group by job_name, would lose the job.
+TEST(TrainTelemetry, NoLabelIsOneAScrapeAttachesToItsTarget) {
+  metrics::Collection metrics;
+  metrics.add(std::make_shared<metrics::ProcessCollector>());
+  PrometheusTrainTelemetry telemetry(metrics.registry(), {"pp-car", "3"});
+  telemetry.on_start(10);
+  StepRecord r;
+  r.epoch = 1;
+  r.samples = 4;
+  r.step_seconds = 0.1;
+  r.lr = 0.001;
+  r.allreduce_seconds = 0.01;
+  telemetry.on_step(r);
+  telemetry.on_loss(0.5);
+  const std::string text = metrics.text();
+  // Every registered family has a sample, so each one's labels are checked below.
+  for (const auto& family : metrics.registry().Collect()) {
+    EXPECT_NE(text.find("\n# TYPE " + family.name + " "), std::string::npos)
+        << family.name << " has no sample in this test, so its labels are not checked:\n"
+        << text;
+  }
+  EXPECT_EQ(metrics::test::label_names(text).at("ddp3d_train_steps_total"),
+            (std::set<std::string>{"job_name", "rank"}));
+  const auto collisions = metrics::test::scrape_label_collisions(text);
+  EXPECT_TRUE(collisions.empty()) << ::testing::PrintToString(collisions) << " in:\n" << text;
+}
+
 TEST(MetricsEndpoint, OffUnlessAsked) {
   const auto s = resolve_metrics_endpoint(std::nullopt, std::nullopt, 0, 0, "");
   EXPECT_FALSE(s.enabled);
@@ -202,6 +235,7 @@ TEST(WorkerMetrics, ServesTheTrainingFamiliesOverHttp) {
   const auto run = metrics::test::promtool_check(promtool, full.body);
   EXPECT_EQ(run.exit_code, 0) << run.output << "\non:\n" << full.body;
   EXPECT_TRUE(run.output.empty()) << run.output;
+  EXPECT_TRUE(metrics::test::scrape_label_collisions(full.body).empty()) << full.body;
 }
 
 TEST(MetricsEndpoint, TheBindAddressComesFromTheEnvironmentAndIsChecked) {
