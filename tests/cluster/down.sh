@@ -6,7 +6,7 @@
 #
 #   down.sh DIR
 #
-# Order: controllers first (nothing recreates or schedules pods), then the pods are
+# Order: Kueue (kueue.sh) and the controllers first (nothing recreates or schedules pods), then the pods are
 # deleted while the kubelet still runs, so that it stops their sandboxes through CRI
 # and CNI DEL releases their addresses and veths; then the kubelets, CoreDNS,
 # the containerds, their shims, whatever still runs in the pods' cgroups, the control
@@ -24,7 +24,7 @@ dir="${1:-}"
 dir="$(cd "$dir" && pwd)"
 cluster_paths "$dir"
 CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
-KUBE_PROXY_PID="" NODE_COUNT=1
+KUBE_PROXY_PID="" KUEUE_PID="" NODE_COUNT=1
 if [[ -f "$dir/cluster.env" ]]; then
   # A node.sh poweron under way would start processes behind this stop's back.
   exec 9>>"$dir/.node.lock"
@@ -196,6 +196,10 @@ main() {
   if [[ -n "$WATCHDOG_PID" && "$WATCHDOG_PID" != "$$" ]] && watchdog_of_dir "$WATCHDOG_PID"; then
     kill -TERM "$WATCHDOG_PID" 2>/dev/null || true
   fi
+  # Kueue (kueue.sh) first: it acts on the API objects the others manage. Its webhook
+  # configurations stay in etcd, which goes with the control plane.
+  stop_pid "$KUEUE_PID" kueue
+  remove_kueue_metrics_certs "$dir"
   stop_pid "$KCM_PID" kube-controller-manager
   stop_pid "$SCHEDULER_PID" kube-scheduler
   [[ -n "$CACHE" ]] && delete_pods
@@ -254,6 +258,8 @@ main() {
     while IFS= read -r p; do [[ -n "$p" ]] && left+=("route $p"); done < <(cluster_routes)
   fi
   [[ -f "$dir/sysctl.saved" ]] && left+=("sysctls not restored ($dir/sysctl.saved)")
+  [[ "$(cat "$KUEUE_METRICS_CERT_DIR/ddp3d-cluster.dir" 2>/dev/null)" == "$dir" ]] &&
+    left+=("kueue metrics certificate in $KUEUE_METRICS_CERT_DIR")
   if ((${#left[@]})); then
     printf 'cluster: left behind: %s\n' "${left[@]}" >&2
     exit 1

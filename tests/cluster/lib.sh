@@ -32,6 +32,10 @@ SAVED_SYSCTLS=("${KUBELET_SYSCTLS[@]}" net/ipv4/ip_forward)
 # packet from a pod to any other interface, or from another interface to a pod, is dropped.
 GUARD_CHAIN=DDP3D-FORWARD
 
+# Kueue's metrics server reads its certificate from this fixed path when its internal
+# certificate management is off (kueue.sh writes it, with a file naming the cluster's DIR).
+KUEUE_METRICS_CERT_DIR=/etc/kueue/metrics/certs
+
 die() { echo "cluster: $*" >&2; exit 1; }
 log() { echo "cluster: $*" >&2; }
 
@@ -104,6 +108,10 @@ KUBE_PROXY_HEALTHZ_PORT=${KUBE_PROXY_HEALTHZ_PORT:-}
 WATCHDOG_PID=${WATCHDOG_PID:-}
 COREDNS_HEALTH_PORT=${COREDNS_HEALTH_PORT:-}
 COREDNS_READY_PORT=${COREDNS_READY_PORT:-}
+KUEUE_PID=${KUEUE_PID:-}
+KUEUE_HEALTH_PORT=${KUEUE_HEALTH_PORT:-}
+KUEUE_METRICS_PORT=${KUEUE_METRICS_PORT:-}
+KUEUE_WEBHOOK_PORT=${KUEUE_WEBHOOK_PORT:-}
 NODE_NAME=$(nv 0 NAME)
 CLUSTER_DNS=$GATEWAY
 POD_SUBNET=$POD_SUBNET
@@ -190,6 +198,14 @@ clean_stale_shim_sockets() {
     [[ -S "$s" ]] || continue
     grep -qF " $s" /proc/net/unix || rm -f "$s"
   done
+}
+
+# What kueue.sh wrote to the fixed KUEUE_METRICS_CERT_DIR for the cluster in DIR, and the
+# folders it made there once empty.
+remove_kueue_metrics_certs() { # dir
+  [[ "$(cat "$KUEUE_METRICS_CERT_DIR/ddp3d-cluster.dir" 2>/dev/null)" == "$1" ]] || return 0
+  rm -f "$KUEUE_METRICS_CERT_DIR"/{tls.crt,tls.key,ddp3d-cluster.dir}
+  rmdir "$KUEUE_METRICS_CERT_DIR" /etc/kueue/metrics /etc/kueue 2>/dev/null || true
 }
 
 free_port() {
