@@ -195,7 +195,7 @@ class TrainingJobCRDTest(unittest.TestCase):
         self.assertEqual(spec["gpusPerNode"], 8)
         self.assertEqual(spec["config"], CONFIG)
         self.assertEqual(spec["template"]["spec"]["volumes"][0]["name"], "data")  # not pruned
-        self.assertEqual(spec["env"][1]["valueFrom"]["secretKeyRef"]["name"], "wandb")
+        self.assertEqual(spec["env"][1]["valueFrom"]["configMapKeyRef"]["name"], "nccl")
 
     def test_example_config_exists_in_repo(self):
         with open(os.path.join(SOURCE_DIR, "examples", "job.yaml")) as f:
