@@ -2,9 +2,9 @@
 // standby replica keeps warm caches) and its workers (leader-only).
 #pragma once
 
-#include "operator/controller/operator_metrics.h"
 #include "operator/kube/client.h"
 #include "operator/runtime/job_controller.h"
+#include "operator/runtime/operator_metrics.h"
 #include "operator/runtime/runnable.h"
 
 namespace ddp3d::op::runtime {

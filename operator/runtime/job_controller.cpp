@@ -345,10 +345,9 @@ runtime::ReconcileOutcome JobController::reconcile(const std::string& key) {
     record_status_change(key, job.status, result.status);
   }
   runtime::ReconcileOutcome outcome;
-  outcome.error =
-      actions_.apply_all(key, job.meta, result.actions, [this](const controller::Action& a) {
-        metrics_.actions_total.Add({{"action", controller::kind_of(a)}}).Increment();
-      });
+  outcome.error = actions_.apply_all(
+      key, job.meta, result.actions,
+      [this](const controller::Action& a) { metrics_.action(controller::kind_of(a)).Increment(); });
   if (result.requeue_after_seconds) {
     outcome.requeue_after =
         std::chrono::seconds(std::max<int64_t>(*result.requeue_after_seconds, 1));
@@ -364,13 +363,10 @@ void JobController::record_status_change(const std::string& key,
   const int restarted =
       (after.restarts - before.restarts) + (after.disruptions - before.disruptions);
   if (restarted > 0) {
-    metrics_.gang_restarts_total
-        .Add({{"trainingjob_namespace", key.substr(0, slash)},
-              {"trainingjob", key.substr(slash + 1)}})
-        .Increment(restarted);
+    metrics_.gang_restarts(key.substr(0, slash), key.substr(slash + 1)).Increment(restarted);
   }
   if (after.phase == api::Phase::kFailed && before.phase != api::Phase::kFailed) {
-    metrics_.jobs_failed_total.Add({{"reason", after.reason}}).Increment();
+    metrics_.job_failed(after.reason).Increment();
   }
   if (after.phase != before.phase) {
     log::info(key + ": " + api::to_string(before.phase) + " -> " + api::to_string(after.phase) +

@@ -21,11 +21,11 @@
 #include "operator/api/template_policy_options.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/expectations.h"
-#include "operator/controller/operator_metrics.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/work_queue.h"
 #include "operator/probe/progress_probe.h"
+#include "operator/runtime/operator_metrics.h"
 #include "operator/runtime/work_loop.h"
 
 namespace ddp3d::op {

@@ -40,7 +40,7 @@ void WorkLoop::worker() {
     }
     if (outcome.requeue_after) queue_.add_after(*key, *outcome.requeue_after);
     if (outcome.error) {
-      metrics_.reconcile_total.Add({{"result", "error"}}).Increment();
+      metrics_.reconcile("error").Increment();
       std::string what = "unknown error";
       try {
         std::rethrow_exception(outcome.error);
@@ -52,7 +52,7 @@ void WorkLoop::worker() {
       queue_.add_rate_limited(*key);
     } else {
       queue_.forget(*key);
-      metrics_.reconcile_total.Add({{"result", "success"}}).Increment();
+      metrics_.reconcile("success").Increment();
     }
     metrics_.reconcile_duration_seconds.Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

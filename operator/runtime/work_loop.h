@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "operator/controller/operator_metrics.h"
 #include "operator/kube/work_queue.h"
+#include "operator/runtime/operator_metrics.h"
 
 namespace ddp3d::op::runtime {
 

@@ -1,7 +1,7 @@
 // The operator's families as a scrape shows them: labelled counters, the scrape-time gauges
 // read from the cache and the queue, that the whole body passes `promtool check metrics`, and
 // that no label is one a scrape attaches to every target (it would become exported_<name>).
-#include "operator/controller/operator_metrics.h"
+#include "operator/runtime/operator_metrics.h"
 
 #include <gtest/gtest.h>
 

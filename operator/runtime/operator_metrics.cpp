@@ -1,4 +1,4 @@
-#include "operator/controller/operator_metrics.h"
+#include "operator/runtime/operator_metrics.h"
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
