@@ -13,6 +13,8 @@ import tempfile
 import time
 import unittest
 
+from kueue_checks import KueueChecks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NS = "dns-check"
 
@@ -77,7 +79,7 @@ def cluster_processes(directory, rundir):
     return found
 
 
-class ClusterTest(unittest.TestCase):
+class ClusterTest(KueueChecks, unittest.TestCase):
     def kubectl(self, *args, check=True, stdin=None):
         res = run(["kubectl", "--kubeconfig", self.kubeconfig, *args], input=stdin,
                   env=dict(os.environ, KUBECACHEDIR=os.path.join(self.dir, "kube-cache")))
@@ -171,6 +173,9 @@ class ClusterTest(unittest.TestCase):
         self.assertGreaterEqual(len(veths), 2, veths)
         self.assertGreaterEqual(len(pod_netns), 2, pod_netns)
 
+        # Kueue (kueue.sh) on this cluster: webhooks, admission, quota (kueue_checks.py).
+        self.check_kueue()
+
         # down.sh: no process, mount, netns or interface of the cluster remains.
         down = run(["bash", os.path.join(HERE, "down.sh"), self.dir])
         downed.append(True)
@@ -181,6 +186,8 @@ class ClusterTest(unittest.TestCase):
         self.assertEqual([m for m in mounts()
                           if m.startswith(self.dir + "/") or m.startswith(env["RUN"])], [])
         self.assertEqual(cluster_processes(self.dir, env["RUN"]), [], "processes remain")
+        self.assertFalse(os.path.exists("/etc/kueue/metrics/certs/ddp3d-cluster.dir"),
+                         "kueue.sh's metrics certificate remains")
         # kube-proxy's and the kubelet's KUBE-* chains, and the jumps to them, are gone.
         rules = [r for save in ("iptables-save", "ip6tables-save")
                  for r in run([save]).stdout.splitlines()
