@@ -15,6 +15,12 @@ PORT=${PORT:-29500}
 MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
 source "$(dirname "${BASH_SOURCE[0]}")/ddp3d_binary.sh"
 
+# GPUS ranks run on GPUs only where a CUDA build sees them; each rank's first log line says
+# where it runs. Without any GPU visible here, say so before starting them.
+if (( GPUS > 0 )) && ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
+  echo "dist_train.sh: no CUDA device visible: starting $GPUS CPU processes per node over Gloo" >&2
+fi
+
 GPUS=$GPUS exec "$DDP3D_BIN" launch \
   --nnodes="$NNODES" \
   --node-rank="$NODE_RANK" \

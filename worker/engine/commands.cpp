@@ -94,6 +94,8 @@ int run_train(int argc, char** argv) {
     RunnerOptions options = runner_options_from_config(cfg);
     if (args.resume) options.resume = *args.resume;
     check_component_types(cfg);
+    // Every rank's first line says where it runs; CUDA-only options on CPU fail here.
+    const DevicePlan plan = plan_session_device(cfg, args.launcher, "train");
     // An explicit checkpoint that is missing or corrupt fails before the process group too, on
     // rank 0: only rank 0 reads it (and sends it to the others, collective_resume.h).
     const bool rank0 = args.launcher != "pytorch" || dist::dist_env_from_environment().rank == 0;
@@ -103,7 +105,7 @@ int run_train(int argc, char** argv) {
     // Before the rendezvous: a port that cannot be bound fails this rank at once, not after
     // the others joined.
     std::unique_ptr<WorkerMetrics> metrics = start_worker_metrics(cfg, args.launcher);
-    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "train");
+    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "train", plan);
     options.work_dir = session->work_dir;
     // Same initial weights on every rank (and rank 0's are broadcast anyway).
     torch::manual_seed(session->ctx.seed);
@@ -154,9 +156,10 @@ int run_test(int argc, char** argv) {
                                 "`ddp3d test` needs test_dataloader and test_evaluator");
     }
     check_component_types(cfg);
+    const DevicePlan plan = plan_session_device(cfg, args.launcher, "test");
     const std::string payload = read_checkpoint_file(args.checkpoint);  // fail fast if corrupt
 
-    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "test");
+    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "test", plan);
     std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));
     deserialize_checkpoint(payload, args.checkpoint, *model, nullptr, nullptr);
     model->to(session->ctx.device);

@@ -54,22 +54,47 @@ void check_component_types(const config::Config& cfg) {
   check_type(cfg, "test_evaluator", evaluator_registry());
 }
 
+DevicePlan plan_session_device(const config::Config& cfg, const std::string& launcher,
+                               const std::string& command) {
+  const bool launched = launcher == "pytorch";
+  const DevicePlan plan = plan_device(device_facts_from_environment(
+      launched, cfg.get_or<std::string>("env_cfg.dist_cfg.backend", "auto")));
+  if (launched) {
+    ddp3d::log::set_prefix("[rank " + std::to_string(dist::dist_env_from_environment().rank) + "]");
+  }
+  ddp3d::log::info(plan.summary);
+  check_device_options(cfg, plan, command);
+  return plan;
+}
+
+void check_device_options(const config::Config& cfg, const DevicePlan& plan,
+                          const std::string& command) {
+  if (plan.cuda) return;
+  const std::string cpu = "this rank runs on CPU (" + plan.cpu_reason + ")";
+  if (plan.backend == "nccl") {
+    const std::string key = "env_cfg.dist_cfg.backend";
+    throw config::ConfigError(cfg.origin(key), key,
+                              "nccl needs CUDA, but " + cpu + "; use auto (gloo on CPU) or gloo");
+  }
+  if (command == "train" &&
+      cfg.get_or<std::string>("optim_wrapper.type", "OptimWrapper") == "AmpOptimWrapper" &&
+      cfg.get_or<std::string>("optim_wrapper.dtype", "float16") == "float16") {
+    const std::string key = "optim_wrapper.dtype";
+    throw config::ConfigError(cfg.origin(key), key,
+                              "AmpOptimWrapper with float16 (loss scaling) needs CUDA, but " + cpu +
+                                  "; use dtype: bfloat16 on CPU, or type: OptimWrapper");
+  }
+}
+
 std::unique_ptr<Session> start_session(const config::Config& cfg, const std::string& launcher,
-                                       const std::string& command) {
+                                       const std::string& command, const DevicePlan& plan) {
   auto s = std::make_unique<Session>();
   dist::DistEnv env;  // one process unless launched
   if (launcher == "pytorch") {
     env = dist::dist_env_from_environment();
-    ddp3d::log::set_prefix("[rank " + std::to_string(env.rank) + "]");
     dist::ProcessGroupOptions opts;
-    const std::string backend = cfg.get_or<std::string>("env_cfg.dist_cfg.backend", "auto");
-#ifdef DDP3D_WITH_CUDA
-    const bool cuda = env.gpus > 0;
-#else
-    const bool cuda = false;
-#endif
-    opts.backend = backend == "auto" ? (cuda ? dist::BackendKind::kNccl : dist::BackendKind::kGloo)
-                                     : dist::parse_backend(backend);
+    const bool cuda = plan.cuda;
+    opts.backend = dist::parse_backend(plan.backend);
     opts.timeout = std::chrono::seconds(cfg.get_or<std::int64_t>("env_cfg.dist_cfg.timeout", 1800));
     opts.shared_memory_allreduce =
         cfg.get_or<bool>("env_cfg.dist_cfg.shared_memory_allreduce", true);
@@ -77,23 +102,19 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     opts.heartbeat.interval = ms(cfg.get_or<double>("env_cfg.dist_cfg.heartbeat_interval", 2.0));
     opts.heartbeat.timeout = ms(cfg.get_or<double>("env_cfg.dist_cfg.heartbeat_timeout", 20.0));
 #ifdef DDP3D_WITH_CUDA
-    if (cuda) {
-      // torch.cuda.set_device(LOCAL_RANK): NCCL and every index-less kCUDA tensor (barrier,
-      // collectives) use the current device, which must be this rank's own.
-      const int devices = static_cast<int>(c10::cuda::device_count());
-      if (env.local_rank >= devices) {
-        throw std::runtime_error("LOCAL_RANK " + std::to_string(env.local_rank) + " but only " +
-                                 std::to_string(devices) +
-                                 " CUDA devices are visible (GPUS is more than this node has?)");
-      }
-      c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
-    }
+    // torch.cuda.set_device(LOCAL_RANK): NCCL and every index-less kCUDA tensor (barrier,
+    // collectives) use the current device, which must be this rank's own (plan_device checked
+    // that it exists).
+    if (cuda) c10::cuda::set_device(static_cast<c10::DeviceIndex>(plan.device_index));
 #endif
     s->pg = dist::init_process_group(env, opts);
     s->default_group = std::make_unique<dist::DefaultProcessGroupGuard>(s->pg.get());
     s->backend = dist::backend_name(opts.backend);
 #ifdef DDP3D_WITH_CUDA
-    if (cuda) s->ctx.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+    if (cuda)
+      s->ctx.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(plan.device_index));
+#else
+    (void)cuda;
 #endif
   }
   s->ctx.pg = s->pg.get();

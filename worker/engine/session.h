@@ -7,6 +7,7 @@
 #include <string>
 
 #include "worker/config/config.h"
+#include "worker/engine/device_plan.h"
 #include "worker/engine/run_context.h"
 #include "worker/engine/train_log.h"
 
@@ -33,10 +34,23 @@ struct Session {
 // group starts. Throws config::ConfigError naming key and file.
 void check_component_types(const config::Config& cfg);
 
-// `launcher`: "none" or "pytorch". Joins the process group, picks the device, agrees on the seed
-// (rank 0's, from randomness.seed or random), applies randomness.deterministic, creates the work
-// dir and (rank 0) the logs, dumps the merged config, and logs the first lines.
+// Decides where this rank runs (plan_device over this process's facts), sets the log prefix
+// ("[rank N]"), logs the plan's summary as the rank's first line, then check_device_options.
+// Call it before anything else logs and before any process group starts.
+DevicePlan plan_session_device(const config::Config& cfg, const std::string& launcher,
+                               const std::string& command);
+
+// Options that work only on CUDA, on a rank that runs on CPU: env_cfg.dist_cfg.backend nccl,
+// and (`train`) AmpOptimWrapper with dtype float16 (its loss scaling). Throws
+// config::ConfigError naming key and file.
+void check_device_options(const config::Config& cfg, const DevicePlan& plan,
+                          const std::string& command);
+
+// `launcher`: "none" or "pytorch"; `plan` from plan_session_device. Joins the process group, picks
+// the device, agrees on the seed (rank 0's, from randomness.seed or random), applies
+// randomness.deterministic, creates the work dir and (rank 0) the logs, dumps the merged config,
+// and logs the first lines.
 std::unique_ptr<Session> start_session(const config::Config& cfg, const std::string& launcher,
-                                       const std::string& command);
+                                       const std::string& command, const DevicePlan& plan);
 
 }  // namespace ddp3d::engine

@@ -41,6 +41,8 @@ struct BadConfig {
   // Substrings stderr must hold: the file (":line" where known), the key and the problem.
   // "{dir}" expands to the folder holding the files.
   std::vector<std::string> expected;
+  // Run by `ddp3d train` only: `ddp3d test` stops earlier on the base (no test_dataloader).
+  bool train_only = false;
 };
 
 void PrintTo(const BadConfig& c, std::ostream* os) {
@@ -77,6 +79,18 @@ const std::vector<BadConfig>& bad_configs() {
        {"train_cfg.max_epochs=ten"},
        {"--cfg-options train_cfg.max_epochs=ten: train_cfg.max_epochs: expected an integer, got "
         "\"ten\""}},
+      // CUDA-only options on a CPU rank (GPUS unset: CPU on every build).
+      {"nccl_on_cpu",
+       {{"x.yaml", "_base_: base.yaml\nenv_cfg: {dist_cfg: {backend: nccl}}\n"}},
+       {},
+       {"{dir}x.yaml:2: env_cfg.dist_cfg.backend: nccl needs CUDA, but this rank runs on CPU"},
+       true},
+      {"fp16_amp_on_cpu",
+       {{"x.yaml", "_base_: base.yaml\noptim_wrapper: {type: AmpOptimWrapper, dtype: float16}\n"}},
+       {},
+       {"{dir}x.yaml:2: optim_wrapper.dtype: AmpOptimWrapper with float16 (loss scaling) needs "
+        "CUDA, but this rank runs on CPU"},
+       true},
   };
   return table;
 }
@@ -86,6 +100,7 @@ class BadConfigBeforeRendezvous
 
 TEST_P(BadConfigBeforeRendezvous, ExitsWithTheErrorAndNeverJoins) {
   const auto& [command, c] = GetParam();
+  if (c.train_only && command != "train") GTEST_SKIP() << "train only";
   const std::string dir = make_temp_dir("ddp3d-bad-config") + "/";
   const std::shared_ptr<void> remove_dir(nullptr, [&](void*) {
     std::error_code ec;

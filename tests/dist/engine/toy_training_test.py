@@ -89,6 +89,11 @@ class ToyTraining(unittest.TestCase):
         self.assertEqual(codes, [0, 0], out)
         self.assertIn("world size 2", out)
         self.assertIn("backend gloo", out)
+        # Each rank's first line says where it runs (this build and config: CPU over Gloo).
+        for rank in range(WORLD):
+            first = read_output(self.tmp, "toy", rank).splitlines()[0]
+            self.assertRegex(first, r"\[rank %d\] INFO - rank %d/2: CPU \((no CUDA in this build|GPUS=0)\), "
+                                    r"2 processes over Gloo$" % (rank, rank))
         records = train_records(run_dirs(work)[-1])
         first, last = records[0]["loss"], records[-1]["loss"]
         print("toy loss: first logged %.5f, last logged %.5f, %d records" % (first, last, len(records)))
