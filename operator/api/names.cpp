@@ -110,6 +110,10 @@ std::string grow_probe_name(const std::string& job, int index) {
   return shortened(job, "-probe-" + std::to_string(index), false);
 }
 
+std::string workload_name(const std::string& job) {
+  return shortened(job, "-workload", false);
+}
+
 std::string network_policy_name(const std::string& job) {
   return shortened(job, "-ranks", false);
 }

@@ -44,6 +44,9 @@ std::string pod_group_name(const std::string& job, int attempt);
 std::string grow_probe_name(const std::string& job, int index);
 // "<job>-ranks": the job's NetworkPolicy, hash-truncated to a DNS-1123 label.
 std::string network_policy_name(const std::string& job);
+// "<job>-workload": the job's Kueue Workload (kueue.x-k8s.io/queue-name), hash-truncated to a
+// DNS-1123 label.
+std::string workload_name(const std::string& job);
 // The value of the ddp3d.io/job-name label for this job (label values are <= 63 characters).
 std::string job_label_value(const std::string& job);
 

@@ -40,18 +40,6 @@ value owner_references(const api::TrainingJob& job) {
   return refs;
 }
 
-// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret): its name, the
-// job's namespace, the job-name label and the controller ownerReference.
-value owned_metadata(const api::TrainingJob& job, const std::string& name) {
-  value meta = value::object();
-  meta["name"] = value::string(name);
-  meta["namespace"] = value::string(job.meta.namespace_);
-  object_field(meta, "labels")[api::kLabelJobName] =
-      value::string(api::job_label_value(job.meta.name));
-  meta["ownerReferences"] = owner_references(job);
-  return meta;
-}
-
 value env_var(const std::string& name, const std::string& v) {
   value e = value::object();
   e["name"] = value::string(name);
@@ -109,6 +97,18 @@ void add_shared_memory_volume(value& spec, value& container) {
 }
 
 }  // namespace
+
+// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret): its name, the
+// job's namespace, the job-name label and the controller ownerReference.
+value owned_metadata(const api::TrainingJob& job, const std::string& name) {
+  value meta = value::object();
+  meta["name"] = value::string(name);
+  meta["namespace"] = value::string(job.meta.namespace_);
+  object_field(meta, "labels")[api::kLabelJobName] =
+      value::string(api::job_label_value(job.meta.name));
+  meta["ownerReferences"] = owner_references(job);
+  return meta;
+}
 
 std::string metrics_port_name(int local_rank) {
   return local_rank == 0 ? "metrics" : "metrics-" + std::to_string(local_rank);

@@ -32,6 +32,10 @@ std::vector<std::pair<std::string, std::string>> contract_env(const api::Trainin
 inline constexpr const char* kRendezvousTokenKey = "token";
 inline constexpr const char* kRendezvousTokenEnv = "DDP3D_RENDEZVOUS_TOKEN";
 
+// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret, Workload): its
+// name, the job's namespace, the job-name label and the controller ownerReference.
+web::json::value owned_metadata(const api::TrainingJob& job, const std::string& name);
+
 web::json::value desired_service(const api::TrainingJob& job);
 // spec.network.policy: ingress to the job's pods from the job's pods (rendezvous, Gloo), and
 // to their metrics ports from `operator_namespace` (the progress probe; skipped when empty)
