@@ -4,10 +4,14 @@
 // the parts and hands them to a runtime::Manager, which owns the lifecycle: serve /metrics,
 // /healthz, /readyz -> sync the caches -> (with --leader-elect, wait for the Lease) -> run
 // the workers -> on SIGTERM or SIGINT drain the queue, release the Lease, stop the watches
-// and servers, join every thread and exit 0. Losing the Lease exits 1 at once so the process
-// restarts clean and campaigns again, as client-go controllers do.
+// and servers, join every thread and exit 0. A drain still going after --shutdown-grace-seconds
+// (a hung API server or exec credential plugin) is cut short: the client is aborted, so
+// requests in flight fail and a running plugin is killed, and the stop order goes on. Losing
+// the Lease exits 1 at once so the process restarts clean and campaigns again, as client-go
+// controllers do.
 #include <malloc.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -133,6 +137,9 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
               identity);
     manager.set_election(std::make_unique<rt::KubeElection>(config, std::move(le)));
   }
+
+  manager.set_shutdown_grace(std::chrono::seconds(opts.shutdown_grace_seconds));
+  manager.add_shutdown_cut([&client](const std::string& why) { client.abort(why); });
 
   const rt::RunResult result = manager.run(signal_stop.token());
   switch (result.outcome) {

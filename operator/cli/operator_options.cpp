@@ -80,6 +80,10 @@ Reconciles ddp3d.io/v1alpha1 TrainingJobs into a headless Service and one pod pe
   --progress-probe-seconds N        read every Running pod's /metrics (training progress,
                                     progressDeadlineSeconds) this often (default 15; 0: never)
   --progress-probe-timeout-ms N     time one /metrics read may take (default 2000)
+  --shutdown-grace-seconds N        on SIGTERM, time to finish the queued work and release
+                                    the Lease before requests in flight and exec credential
+                                    plugins are cut off (default 3; the Lease release gets
+                                    1 s more)
   --watch-nodes=true|false          watch Nodes (cluster-wide list/watch) to restart jobs
                                     whose node stopped answering and force-delete their
                                     pods left on it (default true)
@@ -129,6 +133,10 @@ OperatorOptions parse_operator_options(const std::vector<std::string>& args) {
       {"--progress-probe-timeout-ms",
        [&](const std::string& f, const std::string& v) {
          o.progress_probe_timeout_ms = parse_int(f, v, 10, 60000);
+       }},
+      {"--shutdown-grace-seconds",
+       [&](const std::string& f, const std::string& v) {
+         o.shutdown_grace_seconds = parse_int(f, v, 0, 3600);
        }},
       // "" clears the list (a chart value left empty).
       {"--trusted-namespaces",

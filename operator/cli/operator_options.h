@@ -31,7 +31,8 @@ struct OperatorOptions {
   int progress_probe_seconds = 15;  // 0 disables the progress probe
   bool watch_nodes = true;          // Node informer: lost nodes (runPolicy.nodeLossTimeoutSeconds)
   int progress_probe_timeout_ms = 2000;  // one /metrics read, connect to last byte
-  api::TemplatePolicy template_policy;   // --trusted-namespaces, --allowed-service-accounts
+  int shutdown_grace_seconds = 3;       // graceful stop on SIGTERM, then in-flight requests are cut
+  api::TemplatePolicy template_policy;  // --trusted-namespaces, --allowed-service-accounts
   bool help = false;
 };
 

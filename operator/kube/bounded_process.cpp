@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -88,6 +92,23 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
   if (!arg_strings.empty()) exec_failed += arg_strings[0];
   exec_failed += '\n';
 
+  ProcessResult result;
+  if (limits.stop.stop_requested()) {
+    result.outcome = ProcessResult::Outcome::kCancelled;
+    return result;
+  }
+  // Readable once a stop is requested: the poll below wakes on it.
+  UniqueFd stop_fd;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop;
+  if (limits.stop.stop_possible()) {
+    *stop_fd.out() = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!stop_fd.open()) fail("eventfd");
+    on_stop.emplace(limits.stop, std::function<void()>([fd = stop_fd.get()] {
+                      const std::uint64_t one = 1;
+                      (void)!write(fd, &one, sizeof one);
+                    }));
+  }
+
   UniqueFd out_r, out_w, err_r, err_w;
   make_pipe(out_r, out_w);
   make_pipe(err_r, err_w);
@@ -110,7 +131,6 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
   // through syscall(): glibc 2.36 declares pidfd_open without C linkage for C++.
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
 
-  ProcessResult result;
   std::string stderr_text;
   bool reaped = false;
   int status = 0;
@@ -129,8 +149,9 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
       if (!reaped) result.outcome = ProcessResult::Outcome::kTimedOut;
       break;
     }
-    std::array<pollfd, 3> fds{pollfd{out_r.get(), POLLIN, 0}, pollfd{err_r.get(), POLLIN, 0},
-                              pollfd{reaped ? -1 : pidfd.get(), POLLIN, 0}};
+    std::array<pollfd, 4> fds{pollfd{out_r.get(), POLLIN, 0}, pollfd{err_r.get(), POLLIN, 0},
+                              pollfd{reaped ? -1 : pidfd.get(), POLLIN, 0},
+                              pollfd{stop_fd.get(), POLLIN, 0}};
     const int ready = poll(fds.data(), fds.size(), poll_timeout_ms(until, !pidfd.open()));
     if (ready < 0 && errno != EINTR) {
       const int error = errno;
@@ -138,6 +159,10 @@ ProcessResult run_bounded(const std::vector<std::string>& argv_in,
       if (!reaped) waitpid(pid, &status, 0);
       errno = error;
       fail("poll");
+    }
+    if (limits.stop.stop_requested()) {
+      result.outcome = ProcessResult::Outcome::kCancelled;
+      break;
     }
     for (int i = 0; i < 2 && ready > 0; ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;

@@ -1,10 +1,12 @@
 // Runs a helper program (an exec credential plugin) so that it cannot hang or flood its
-// caller: a total deadline, a cap on what it prints, and its own process group, which is
-// killed as a whole on timeout or overflow, so a child it forked cannot keep the pipes open.
+// caller: a total deadline, a cancellation, a cap on what it prints, and its own process
+// group, which is killed as a whole on timeout, cancellation or overflow, so a child it forked
+// cannot keep the pipes open.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,9 @@ struct ProcessLimits {
   std::chrono::steady_clock::time_point deadline;  // for the whole run, output included
   std::size_t max_stdout_bytes = std::size_t{1024} * 1024;
   std::size_t stderr_tail_bytes = 2000;  // only the end of stderr is kept
+  // A stop request kills the group at once (the wait wakes on it, it is not polled for); a
+  // stop requested before the call starts nothing.
+  std::stop_token stop;
 };
 
 struct ProcessResult {
@@ -22,6 +27,7 @@ struct ProcessResult {
     kExited,          // `exit_code` / `signal` tell how
     kTimedOut,        // killed at the deadline
     kStdoutTooLarge,  // killed once stdout passed max_stdout_bytes
+    kCancelled,       // killed (or never started) because `stop` was requested
   };
   Outcome outcome = Outcome::kExited;
   int exit_code = -1;  // when it exited normally

@@ -143,7 +143,7 @@ struct Client::Impl {
 
   void check_not_aborted(const std::string& what) {
     if (aborted.load())
-      throw TransportError(what + ": not sent, the client was shut off (leadership lost)");
+      throw TransportError(what + ": not sent, the client was shut off (" + abort_reason + ")");
   }
 
   // Sends once; returns the HTTP status and body, throws TransportError.
@@ -219,14 +219,20 @@ struct Client::Impl {
     return parse_body(text, method + " " + path_and_query);
   }
 
-  void abort() {
+  void abort(const std::string& reason) {
     std::lock_guard lock(mu);
-    aborted = true;
+    // Written once, before the flag: whoever sees the flag set may read it without the lock.
+    if (!aborted.load()) {
+      abort_reason = reason;
+      aborted.store(true);
+    }
+    // A request that is still getting its token runs no plugin past this point.
+    token.cancel();
     for (const auto& call : in_flight) {
       // Settle first: cancelling makes cpprest fail the request ("Operation canceled"), maybe
       // on this very thread, and the first error to arrive is the one the caller sees.
-      call->set_error(std::make_exception_ptr(
-          TransportError(call->what + ": abandoned, the client was shut off (leadership lost)")));
+      call->set_error(std::make_exception_ptr(TransportError(
+          call->what + ": abandoned, the client was shut off (" + abort_reason + ")")));
       call->cancel.cancel();
     }
   }
@@ -242,7 +248,8 @@ struct Client::Impl {
   TokenSource token;
   std::unique_ptr<http::client::http_client> http;
   std::atomic<bool> aborted{false};
-  std::mutex mu;  // guards in_flight
+  std::string abort_reason;  // set once, before `aborted`
+  std::mutex mu;             // guards in_flight
   std::vector<std::shared_ptr<InFlight>> in_flight;
 };
 
@@ -253,8 +260,8 @@ const Config& Client::config() const {
   return impl_->config;
 }
 
-void Client::abort() {
-  impl_->abort();
+void Client::abort(const std::string& reason) {
+  impl_->abort(reason);
 }
 
 value Client::request(const std::string& method, const std::string& path,

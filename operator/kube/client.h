@@ -94,10 +94,13 @@ class Client {
                     const std::function<void(const WatchEvent&)>& on_event,
                     const std::stop_token& stop);
 
-  // Fails every request in flight at once (TransportError) and every later one, for a
-  // process that lost its leader Lease: nothing it sent may still land once a successor
-  // acts. There is no undo; the process is expected to exit.
-  void abort();
+  // Fails every request in flight at once (TransportError) and every later one, and kills an
+  // exec credential plugin that is running for a request (whose caller then gets a
+  // ConfigError). For a process that lost its leader Lease (nothing it sent may still land
+  // once a successor acts) or whose shutdown ran out of time. `reason` ends up in the errors
+  // ("leadership lost"); the first one given stays. There is no undo; the process is expected
+  // to exit. Thread-safe.
+  void abort(const std::string& reason);
 
   // Raw request for anything not covered above; `path` includes the query string. Returns the
   // parsed JSON body (null for an empty body).

@@ -94,6 +94,8 @@ ExecCredentialSource::ExecCredentialSource(ExecPlugin plugin, std::string server
 
 std::string ExecCredentialSource::token() {
   std::lock_guard lock(mu_);
+  if (cancelled_.stop_requested())
+    throw ConfigError(plugin_name(plugin_) + ": not run, the client was shut off");
   const auto now = std::chrono::system_clock::now();
   if (cached_ && (!cached_->expires || *cached_->expires - kRefreshBefore > now)) {
     return cached_->token;
@@ -107,6 +109,10 @@ void ExecCredentialSource::invalidate() {
   cached_.reset();
 }
 
+void ExecCredentialSource::cancel() {
+  cancelled_.request_stop();
+}
+
 std::string ExecCredentialSource::run_plugin() const {
   const std::string who = plugin_name(plugin_);
   std::vector<std::string> argv{plugin_.command};
@@ -117,6 +123,7 @@ std::string ExecCredentialSource::run_plugin() const {
   limits.deadline = request_deadline(limits_.timeout);
   limits.max_stdout_bytes = limits_.max_output_bytes;
   limits.stderr_tail_bytes = kStderrKept;
+  limits.stop = cancelled_.get_token();
   ProcessResult r;
   try {
     r = run_bounded(argv, environment_with(overrides), limits);
@@ -132,6 +139,9 @@ std::string ExecCredentialSource::run_plugin() const {
     case ProcessResult::Outcome::kStdoutTooLarge:
       throw ConfigError(who + " printed more than " + std::to_string(limits_.max_output_bytes) +
                         " bytes; its process group was killed");
+    case ProcessResult::Outcome::kCancelled:
+      throw ConfigError(who +
+                        " was stopped, the client was shut off; its process group was killed");
     case ProcessResult::Outcome::kExited:
       break;
   }

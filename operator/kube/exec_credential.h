@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "operator/kube/config.h"
@@ -49,6 +50,10 @@ class ExecCredentialSource {
   // Drops the cached token (the API server answered 401), so the next token() runs the
   // plugin again.
   void invalidate();
+  // For a client that is shut off (Client::abort): a plugin running now has its process group
+  // killed at once and its token() throws; later calls throw without running it. For good.
+  // Thread-safe, and does not wait for a token() in progress.
+  void cancel();
 
  private:
   std::string run_plugin() const;
@@ -57,6 +62,7 @@ class ExecCredentialSource {
   std::string server_;
   std::string ca_pem_;
   ExecLimits limits_;
+  std::stop_source cancelled_;
   std::mutex mu_;
   std::optional<ExecCredentialToken> cached_;
 };

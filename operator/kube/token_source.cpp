@@ -33,6 +33,10 @@ bool TokenSource::invalidate() {
   return true;
 }
 
+void TokenSource::cancel() {
+  if (exec_) exec_->cancel();
+}
+
 std::string TokenSource::token() {
   if (exec_) return trim(exec_->token());
   if (file_.empty()) return static_token_;

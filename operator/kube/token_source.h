@@ -27,6 +27,9 @@ class TokenSource {
   // token() asks the plugin again. Returns whether that happened (a retry can help); static
   // tokens and token files are re-read on change anyway, so for them it returns false.
   bool invalidate();
+  // The client is shut off: an exec plugin running now is killed and none runs again (its
+  // token() throws). Without a plugin, nothing to do.
+  void cancel();
 
  private:
   std::mutex mu_;

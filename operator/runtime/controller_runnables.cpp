@@ -17,7 +17,7 @@ void ControllerWorkers::start(const std::stop_token& /*stop*/) {
 }
 
 void ControllerWorkers::stop(StopMode mode) noexcept {
-  if (mode == StopMode::kAbandon) client_.abort();
+  if (mode == StopMode::kAbandon) client_.abort("leadership lost");
   controller_.stop_workers(/*drain=*/mode == StopMode::kDrain);
   metrics_.is_leader.Set(0);
 }

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <stop_token>
+#include <string>
 
 namespace ddp3d::op::runtime {
 
@@ -19,6 +20,10 @@ class Election {
   // a stop while leading releases the lease before returning. Blocks; the Manager runs it on
   // a thread of its own and joins it.
   virtual void run(const std::stop_token& stop, const LeadershipCallbacks& callbacks) = 0;
+  // The shutdown ran out of time: makes a run() that is stopping (releasing the Lease, or in
+  // a renewal) return promptly, its API calls failing at once; `why` is for those errors.
+  // Called from another thread, at most once, while run() may be running. Must not throw.
+  virtual void cut(const std::string& /*why*/) noexcept {}
 };
 
 }  // namespace ddp3d::op::runtime

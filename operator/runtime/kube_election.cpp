@@ -26,4 +26,8 @@ void KubeElection::run(const std::stop_token& stop, const LeadershipCallbacks& c
   elector.run(stop);
 }
 
+void KubeElection::cut(const std::string& why) noexcept {
+  client_->abort(why);
+}
+
 }  // namespace ddp3d::op::runtime

@@ -19,6 +19,8 @@ class KubeElection : public Election {
   // must not hold the exit for the general request timeout.
   KubeElection(const kube::Config& api, kube::LeaderElectionConfig config);
   void run(const std::stop_token& stop, const LeadershipCallbacks& callbacks) override;
+  // Aborts the election's client (kube::Client::abort).
+  void cut(const std::string& why) noexcept override;
 
  private:
   std::unique_ptr<kube::Client> client_;

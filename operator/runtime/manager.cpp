@@ -1,6 +1,8 @@
 #include "operator/runtime/manager.h"
 
+#include <condition_variable>
 #include <exception>
+#include <string>
 #include <utility>
 
 #include "common/log.h"
@@ -19,6 +21,13 @@ const char* to_string(Stage stage) {
   return "?";
 }
 
+namespace {
+std::string duration_text(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s"
+                               : std::to_string(d.count()) + " ms";
+}
+}  // namespace
+
 Manager::~Manager() {
   // run() joins it on every path; this covers a Manager destroyed without run().
   stop_election();
@@ -30,6 +39,14 @@ void Manager::add(Stage stage, std::unique_ptr<Runnable> runnable) {
 
 void Manager::set_election(std::unique_ptr<Election> election) {
   election_ = std::move(election);
+}
+
+void Manager::set_shutdown_grace(std::chrono::milliseconds grace) {
+  shutdown_grace_ = grace;
+}
+
+void Manager::add_shutdown_cut(std::function<void(const std::string& why)> cut) {
+  shutdown_cuts_.push_back(std::move(cut));
 }
 
 bool Manager::start_stage(Stage stage, const std::stop_token& stop, RunResult& result) {
@@ -92,8 +109,45 @@ Manager::Events Manager::wait_for_event(bool leading) {
   return {stop_requested_, leading_};
 }
 
+void Manager::set_stopping(std::string what) {
+  std::lock_guard lock(stopping_mu_);
+  stopping_ = std::move(what);
+}
+
+void Manager::watch_shutdown(const std::stop_token& done,
+                             std::chrono::steady_clock::time_point began) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  // True when shut_down() finished before `until`.
+  auto finished_by = [&](std::chrono::steady_clock::time_point until) {
+    std::unique_lock lock(mu);
+    cv.wait_until(lock, done, until, [] { return false; });
+    return done.stop_requested();
+  };
+  auto stopping = [this] {
+    std::lock_guard lock(stopping_mu_);
+    return stopping_;
+  };
+  const auto grace = *shutdown_grace_;
+  if (finished_by(began + grace)) return;
+  const std::string why =
+      "shutting down: the graceful stop took longer than " + duration_text(grace);
+  log::warning("still stopping the " + stopping() + " " + duration_text(grace) +
+               " after the shutdown began (--shutdown-grace-seconds); cutting the drain short: "
+               "API requests in flight fail at once and a running exec credential plugin is "
+               "killed");
+  for (const auto& cut : shutdown_cuts_) cut(why);
+  if (!election_ || finished_by(began + grace + kLeaseReleaseGrace)) return;
+  log::warning("still stopping the " + stopping() + " " +
+               duration_text(grace + kLeaseReleaseGrace) +
+               " after the shutdown began; cutting the leader election short (a Lease not "
+               "released expires by itself)");
+  election_->cut(why);
+}
+
 void Manager::stop_last(StopMode mode) {
   Runnable& r = *started_.back()->runnable;
+  set_stopping(r.name());
   log::info("stopping " + r.name());
   r.stop(mode);
   started_.pop_back();
@@ -101,10 +155,17 @@ void Manager::stop_last(StopMode mode) {
 
 void Manager::shut_down(StopMode leader_mode) {
   ready_ = false;
+  // Joined (after a stop request) when this returns: its cuts never outlive the shutdown.
+  std::jthread watchdog;
+  if (shutdown_grace_) {
+    watchdog = std::jthread([this, began = std::chrono::steady_clock::now()](
+                                const std::stop_token& done) { watch_shutdown(done, began); });
+  }
   // Reconciling stops before the Lease is released, so a successor never overlaps with us.
   while (!started_.empty() && started_.back()->stage == Stage::kLeaderOnly) {
     stop_last(leader_mode);
   }
+  if (election_thread_.joinable()) set_stopping("leader election (releasing the Lease)");
   stop_election();
   while (!started_.empty()) stop_last(StopMode::kDrain);
 }

@@ -8,12 +8,20 @@
 //
 // Within a stage runnables start in the order added and stop in reverse. run() returns only
 // after every started runnable has stopped and the election thread has been joined.
+//
+// A shutdown can be bounded (set_shutdown_grace): when stopping has not finished `grace`
+// after it began, the cuts run (the operator's: Client::abort, so requests in flight fail and
+// exec credential plugins are killed) and whatever still waits returns promptly; the Lease
+// release gets kLeaseReleaseGrace more, then Election::cut() ends it too.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -48,6 +56,15 @@ class Manager {
   void add(Stage stage, std::unique_ptr<Runnable> runnable);
   // Without an election, the leader-only runnables start right after the caches.
   void set_election(std::unique_ptr<Election> election);
+  // Bounds every shutdown (see above); without it a shutdown waits as long as stopping takes.
+  void set_shutdown_grace(std::chrono::milliseconds grace);
+  // Run (on the Manager's shutdown watchdog thread, while the runnables are being stopped)
+  // once the grace is spent; `why` says so, for the errors the cut causes. Must be
+  // thread-safe, must not throw, and must make the runnables' stop() return promptly.
+  void add_shutdown_cut(std::function<void(const std::string& why)> cut);
+
+  // How long the Lease release may take past the grace before it is cut.
+  static constexpr std::chrono::milliseconds kLeaseReleaseGrace{1000};
 
   // Blocks until stopped (see above). Call once.
   RunResult run(const std::stop_token& stop);
@@ -68,6 +85,10 @@ class Manager {
   void start_election();
   void stop_election();
   void stop_last(StopMode mode);  // the most recently started runnable still running
+  // The watchdog of a bounded shutdown: cuts what is still stopping at the grace and the
+  // election kLeaseReleaseGrace later, unless `done` is requested first.
+  void watch_shutdown(const std::stop_token& done, std::chrono::steady_clock::time_point began);
+  void set_stopping(std::string what);
   // Stops what was started, in the order described above.
   void shut_down(StopMode leader_mode);
   struct Events {
@@ -83,6 +104,10 @@ class Manager {
   std::unique_ptr<Election> election_;
   std::jthread election_thread_;
   std::atomic<bool> ready_{false};
+  std::optional<std::chrono::milliseconds> shutdown_grace_;
+  std::vector<std::function<void(const std::string&)>> shutdown_cuts_;
+  std::mutex stopping_mu_;
+  std::string stopping_;  // what shut_down() is stopping now, for the watchdog's log
 
   std::mutex mu_;
   std::condition_variable cv_;

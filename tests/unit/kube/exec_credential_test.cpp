@@ -8,11 +8,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <thread>
 
+#include "operator/kube/client.h"
 #include "operator/kube/errors.h"
+#include "operator/kube/resource.h"
 #include "temp_dir.h"
 
 namespace ddp3d::kube {
@@ -257,6 +260,78 @@ TEST(ExecCredentialSource, OutputPastTheCapIsAnErrorNamingThePlugin) {
   const std::string error = error_of(source);
   EXPECT_NE(error.find("'" + cmd + "' printed more than 65536 bytes"), std::string::npos) << error;
   EXPECT_TRUE(gone_within(read_pid(pid), std::chrono::seconds(5)));
+}
+
+// A plugin that records its pid and then hangs (as one waiting on an SSO prompt would).
+std::string hanging_plugin(const TempDir& dir, const std::filesystem::path& pid) {
+  return script(dir, "echo $$ > '" + pid.string() + ".tmp'; mv '" + pid.string() + ".tmp' '" +
+                         pid.string() + "'\nexec sleep 60\n");
+}
+
+int wait_for_pid(const std::filesystem::path& file) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (const int pid = read_pid(file); pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 0;
+}
+
+TEST(ExecCredentialSource, CancelKillsARunningPluginAndRunsNoOther) {
+  TempDir dir;
+  const auto pid_file = dir.path() / "pid";
+  const auto cmd = hanging_plugin(dir, pid_file);
+  ExecCredentialSource source(plugin(cmd), "https://h", "", {std::chrono::seconds(30)});
+  auto error = std::async(std::launch::async, [&] { return error_of(source); });
+  const int pid = wait_for_pid(pid_file);
+  ASSERT_GT(pid, 0) << "the plugin did not start";
+  const auto t0 = std::chrono::steady_clock::now();
+  source.cancel();
+  ASSERT_EQ(error.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  const std::string e = error.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  EXPECT_NE(e.find("'" + cmd + "' was stopped, the client was shut off"), std::string::npos) << e;
+  EXPECT_TRUE(gone_within(pid, std::chrono::seconds(1)));
+  // For good: the next token() does not run the plugin.
+  std::filesystem::remove(pid_file);
+  EXPECT_NE(error_of(source).find("not run, the client was shut off"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(std::filesystem::exists(pid_file));
+}
+
+TEST(ClientAbort, KillsAnExecPluginARequestIsWaitingFor) {
+  TempDir dir;
+  const auto pid_file = dir.path() / "pid";
+  const auto cmd = hanging_plugin(dir, pid_file);
+  Config config;
+  config.server = "https://127.0.0.1:1";  // never reached: the request waits for its token
+  config.origin = "test";
+  config.exec = plugin(cmd);
+  Client client(config);
+  auto error = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      client.get(resources::pods(), "ns", "p");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "no error";
+  });
+  const int pid = wait_for_pid(pid_file);
+  ASSERT_GT(pid, 0) << "the plugin did not start";
+  const auto t0 = std::chrono::steady_clock::now();
+  client.abort("shutting down");
+  ASSERT_EQ(error.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  const std::string e = error.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  EXPECT_NE(e.find("'" + cmd + "' was stopped"), std::string::npos) << e;
+  EXPECT_TRUE(gone_within(pid, std::chrono::seconds(1)));
+  try {
+    client.get(resources::pods(), "ns", "p");
+    FAIL() << "a request after abort() was sent";
+  } catch (const TransportError& te) {
+    EXPECT_NE(std::string(te.what()).find("shut off (shutting down)"), std::string::npos)
+        << te.what();
+  }
 }
 
 TEST(ExecCredentialSource, KubeconfigEnvOverridesTheInheritedOne) {

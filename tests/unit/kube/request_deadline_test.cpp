@@ -117,11 +117,18 @@ TEST(ClientAbort, FailsRequestsInFlightAtOnceAndLaterOnesUnsent) {
   // abort() has a request in flight to end.
   EXPECT_TRUE(peer.wait_for_connection(10s));
   const auto t0 = SteadyClock::now();
-  client.abort();
+  client.abort("leadership lost");
   stuck.join();
   EXPECT_LT(SteadyClock::now() - t0, 2s);
-  EXPECT_NE(error.find("shut off"), std::string::npos) << error;
-  EXPECT_THROW(client.list(resources::pods(), "ns"), TransportError);
+  EXPECT_NE(error.find("shut off (leadership lost)"), std::string::npos) << error;
+  try {
+    client.list(resources::pods(), "ns");
+    FAIL() << "a request after abort() was sent";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("not sent, the client was shut off (leadership lost)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ddp3d::op::runtime {
@@ -266,6 +267,147 @@ TEST(Manager, AStopRequestedBeforeRunStartsNothing) {
   stop.request_stop();
   EXPECT_EQ(m.run(stop.get_token()).outcome, RunResult::Outcome::kStopped);
   EXPECT_TRUE(j.entries().empty());
+}
+
+// --- a bounded shutdown: what still hangs at the grace is cut ---------------------------------
+
+// Set once by a cut; stops that hang wait for it.
+class Cut {
+ public:
+  void cut() {
+    {
+      std::lock_guard lock(mu_);
+      cut_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, kDeadline, [this] { return cut_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool cut_ = false;
+};
+
+// Its stop hangs (a request that never gets an answer) until the client is cut.
+class HangingRunnable : public Runnable {
+ public:
+  HangingRunnable(std::string name, Journal& journal, Cut& client)
+      : name_(std::move(name)), journal_(journal), client_(client) {}
+  std::string name() const override { return name_; }
+  void start(const std::stop_token&) override { journal_.add("start " + name_); }
+  void stop(StopMode) noexcept override {
+    journal_.add("stop " + name_);
+    client_.wait();
+    journal_.add("stopped " + name_);
+  }
+
+ private:
+  std::string name_;
+  Journal& journal_;
+  Cut& client_;
+};
+
+// Leads at once; its Lease release hangs until the election is cut.
+class HangingElection : public Election {
+ public:
+  explicit HangingElection(Journal& journal) : journal_(journal) {}
+  void run(const std::stop_token& stop, const LeadershipCallbacks& callbacks) override {
+    callbacks.on_started_leading();
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    cv.wait(lock, stop, [] { return false; });
+    journal_.add("release lease");
+    client_.wait();
+    journal_.add("release cut");
+    callbacks.on_stopped_leading();
+  }
+  void cut(const std::string& why) noexcept override {
+    journal_.add("election cut: " + why);
+    client_.cut();
+  }
+
+ private:
+  Journal& journal_;
+  Cut client_;
+};
+
+using SteadyClock = std::chrono::steady_clock;
+
+TEST(Manager, ADrainStillGoingAtTheGraceIsCutAndTheStopGoesOn) {
+  Journal j;
+  Cut client;
+  Manager m;
+  add(m, Stage::kCaches, "informers", j);
+  m.add(Stage::kLeaderOnly, std::make_unique<HangingRunnable>("workers", j, client));
+  m.set_shutdown_grace(300ms);
+  m.add_shutdown_cut([&](const std::string& why) {
+    j.add("cut: " + why);
+    client.cut();
+  });
+  Running run(m);
+  ASSERT_TRUE(j.wait_for("start workers"));
+  const auto t0 = SteadyClock::now();
+  run.stop.request_stop();
+  EXPECT_EQ(run.finish().outcome, RunResult::Outcome::kStopped);
+  const auto took = SteadyClock::now() - t0;
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 2s);
+  EXPECT_EQ(j.entries(), (std::vector<std::string>{
+                             "start informers", "start workers", "stop workers",
+                             "cut: shutting down: the graceful stop took longer than 300 ms",
+                             "stopped workers", "stop informers (drain)"}));
+}
+
+TEST(Manager, ALeaseReleaseStillGoingAfterTheGraceIsCutASecondLater) {
+  Journal j;
+  Manager m;
+  add(m, Stage::kCaches, "informers", j);
+  add(m, Stage::kLeaderOnly, "workers", j);
+  m.set_election(std::make_unique<HangingElection>(j));
+  m.set_shutdown_grace(200ms);
+  m.add_shutdown_cut([&](const std::string&) { j.add("client cut"); });
+  Running run(m);
+  ASSERT_TRUE(j.wait_for("start workers"));
+  const auto t0 = SteadyClock::now();
+  run.stop.request_stop();
+  EXPECT_EQ(run.finish().outcome, RunResult::Outcome::kStopped);
+  const auto took = SteadyClock::now() - t0;
+  // The drain is done at once; the release gets the grace and kLeaseReleaseGrace more.
+  EXPECT_GE(took, 200ms + Manager::kLeaseReleaseGrace);
+  EXPECT_LT(took, 200ms + Manager::kLeaseReleaseGrace + 1s);
+  EXPECT_EQ(
+      j.entries(),
+      (std::vector<std::string>{
+          "start informers", "start workers", "stop workers (drain)", "release lease", "client cut",
+          "election cut: shutting down: the graceful stop took longer than 200 ms", "release cut",
+          "stop informers (drain)"}));
+}
+
+TEST(Manager, AShutdownWithinTheGraceCutsNothing) {
+  Journal j;
+  Manager m;
+  add(m, Stage::kCaches, "informers", j);
+  add(m, Stage::kLeaderOnly, "workers", j);
+  auto election = std::make_unique<FakeElection>(j);
+  FakeElection& e = *election;
+  m.set_election(std::move(election));
+  m.set_shutdown_grace(200ms);
+  m.add_shutdown_cut([&](const std::string&) { j.add("client cut"); });
+  Running run(m);
+  e.grant();
+  ASSERT_TRUE(j.wait_for("start workers"));
+  const auto t0 = SteadyClock::now();
+  run.stop.request_stop();
+  EXPECT_EQ(run.finish().outcome, RunResult::Outcome::kStopped);
+  // run() does not wait for the grace when there is nothing left to stop.
+  EXPECT_LT(SteadyClock::now() - t0, 200ms);
+  std::this_thread::sleep_for(400ms);
+  EXPECT_FALSE(j.contains("client cut"));
 }
 
 }  // namespace

@@ -34,6 +34,10 @@ TEST(OperatorOptions, EveryFlag) {
   EXPECT_EQ(parse_operator_options({}).progress_probe_seconds, 15);
   EXPECT_THROW(parse_operator_options({"--progress-probe-seconds=-1"}), UsageError);
   EXPECT_THROW(parse_operator_options({"--progress-probe-timeout-ms=5"}), UsageError);
+  EXPECT_EQ(parse_operator_options({"--shutdown-grace-seconds", "7"}).shutdown_grace_seconds, 7);
+  EXPECT_EQ(parse_operator_options({}).shutdown_grace_seconds, 3);
+  EXPECT_EQ(parse_operator_options({"--shutdown-grace-seconds=0"}).shutdown_grace_seconds, 0);
+  EXPECT_THROW(parse_operator_options({"--shutdown-grace-seconds=-1"}), UsageError);
   EXPECT_FALSE(parse_operator_options({"--metrics-address=0"}).metrics.enabled);
   EXPECT_FALSE(parse_operator_options({"--leader-elect=false"}).leader_elect);
   EXPECT_TRUE(parse_operator_options({}).watch_nodes);
