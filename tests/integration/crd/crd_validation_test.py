@@ -1,6 +1,7 @@
 """The TrainingJob CRD against a real kube-apiserver + etcd (tests/testbin).
 
-Proves: the CRD installs and becomes Established; examples/job.yaml is accepted;
+Proves: the CRD installs and becomes Established; examples/job.yaml is accepted, and so are
+examples/kueue/ (the queued job, and the queues against Kueue's own CRDs);
 defaults are applied by the server; a name far longer than 63 characters is
 accepted; every invalid TrainingJob in the table is rejected by the API server with
 an error naming the offending field; the gang shape is immutable unless suspended;
@@ -20,7 +21,9 @@ SOURCE_DIR = os.environ.get(
     "DDP3D_SOURCE_DIR",
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "integration"))
 from controlplane import ControlPlane  # noqa: E402
+import kueue_crds  # noqa: E402
 
 NS = "default"
 CONFIG = "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"
@@ -48,6 +51,16 @@ def without(name, field):
     obj = job(name)
     del obj["spec"][field]
     return obj
+
+
+def table(out):
+    """`kubectl get` output -> one {COLUMN: value} per row, cut at the header's column
+    offsets (an empty cell, such as a missing label, is "")."""
+    lines = out.splitlines()
+    starts = [m.start() for m in re.finditer(r"\S+", lines[0])]
+    names = lines[0].split()
+    bounds = list(zip(starts, starts[1:] + [None]))
+    return [{n: line[a:b].strip() for n, (a, b) in zip(names, bounds)} for line in lines[1:]]
 
 
 # (case, manifest, substrings the API server's error must contain: the field path
@@ -197,6 +210,41 @@ class TrainingJobCRDTest(unittest.TestCase):
         self.assertEqual(spec["template"]["spec"]["volumes"][0]["name"], "data")  # not pruned
         self.assertEqual(spec["env"][1]["valueFrom"]["configMapKeyRef"]["name"], "nccl")
 
+    def test_kueue_examples_apply(self):
+        # Kueue's CRDs as a cluster with Kueue has them (schema and CEL rules; no webhook here).
+        kueue_crds.install(self.cp)
+        ns = "kueue-example"
+        self.cp.kubectl("create", "namespace", ns, check=True)
+        examples = os.path.join(SOURCE_DIR, "examples", "kueue")
+        res = self.cp.kubectl("-n", ns, "apply", "-f", os.path.join(examples, "queues.yaml"),
+                              "-f", os.path.join(examples, "queued-job.yaml"))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        for created in ("resourceflavor.kueue.x-k8s.io/default-flavor",
+                        "clusterqueue.kueue.x-k8s.io/ddp3d-demo",
+                        "localqueue.kueue.x-k8s.io/ddp3d-demo", "trainingjob.ddp3d.io/pp-queued"):
+            self.assertIn(created, res.stdout)
+        job = json.loads(self.cp.kubectl("-n", ns, "get", "tj", "pp-queued", "-o", "json",
+                                         check=True).stdout)
+        queue = job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+        lq = json.loads(self.cp.kubectl("-n", ns, "get", "localqueue", queue, "-o", "json",
+                                        check=True).stdout)
+        cq = json.loads(self.cp.kubectl("get", "clusterqueue", lq["spec"]["clusterQueue"], "-o",
+                                        "json", check=True).stdout)
+        # The quota covers what the job's ranks request (and the comment says: two such jobs).
+        requests = job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+        quota = {r["name"]: r["nominalQuota"]
+                 for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+        self.assertEqual(requests, {"cpu": "500m", "memory": "1Gi"})
+        self.assertEqual(job["spec"]["nnodes"], 2)
+        self.assertEqual((quota["cpu"], quota["memory"]), ("2", "4Gi"))
+        # The same demo as examples/cpu-demo, on its volume.
+        with open(os.path.join(SOURCE_DIR, "examples", "cpu-demo", "job.yaml")) as f:
+            demo_config = re.search(r"^  config: (\S+)$", f.read(), re.M).group(1)
+        self.assertEqual(job["spec"]["config"], demo_config)
+        self.assertTrue(os.path.isfile(os.path.join(SOURCE_DIR, demo_config)), demo_config)
+        res = self.cp.kubectl("-n", ns, "get", "tj", "pp-queued", check=True)
+        self.assertEqual(table(res.stdout)[0]["QUEUE"], "ddp3d-demo")
+
     def test_example_config_exists_in_repo(self):
         with open(os.path.join(SOURCE_DIR, "examples", "job.yaml")) as f:
             config = re.search(r"^  config: (\S+)$", f.read(), re.M).group(1)
@@ -303,8 +351,18 @@ class TrainingJobCRDTest(unittest.TestCase):
             header, row = res.stdout.splitlines()[:2]
             self.assertEqual(header.split(),
                              ["NAME", "PHASE", "NODES", "SIZE", "GPUS/NODE", "RESTARTS", "EPOCH",
-                              "STEP", "ETA", "AGE"])
+                              "STEP", "ETA", "QUEUE", "AGE"])
             self.assertEqual(row.split()[:6], ["columns", "Running", "4", "3", "2", "1"])
+            self.assertEqual(table(res.stdout)[0]["QUEUE"], "")  # not a queued job
+            # Queued: the phase a job labelled kueue.x-k8s.io/queue-name waits in.
+            self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns", "--subresource=status",
+                            "--type=merge", "-p", '{"status":{"phase":"Queued"}}', check=True)
+            self.cp.kubectl("-n", NS, "label", "trainingjob", "columns",
+                            "kueue.x-k8s.io/queue-name=team-a", check=True)
+            cols = table(self.cp.kubectl("-n", NS, "get", "tj", "columns", check=True).stdout)[0]
+            self.assertEqual((cols["PHASE"], cols["QUEUE"]), ("Queued", "team-a"))
+            self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns", "--subresource=status",
+                            "--type=merge", "-p", '{"status":{"phase":"Running"}}', check=True)
 
             # Progress, the stall record and the per-node fields are kept (not pruned), and
             # the progress columns show them.

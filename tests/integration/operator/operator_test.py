@@ -153,7 +153,7 @@ class ReconcileTest(OperatorSuite):
         out = self.cluster.cp.kubectl("get", "tj", "contract", "-n", NS, check=True).stdout
         header, row = out.splitlines()[:2]
         self.assertEqual(header.split(), ["NAME", "PHASE", "NODES", "SIZE", "GPUS/NODE",
-                                          "RESTARTS", "EPOCH", "STEP", "ETA", "AGE"])
+                                          "RESTARTS", "EPOCH", "STEP", "ETA", "QUEUE", "AGE"])
         self.assertEqual(row.split()[:6], ["contract", "Starting", "3", "3", "2", "0"])
 
     def test_status_follows_pods_through_restart_to_success(self):
