@@ -49,6 +49,44 @@ rbac.scope=cluster and false for rbac.scope=namespace, which grants nothing clus
 {{- end -}}
 {{- end -}}
 
+{{/*
+"true" when the operator speaks Kueue's protocol for TrainingJobs labelled
+kueue.x-k8s.io/queue-name (--kueue): kueue.enabled when set, else true for rbac.scope=cluster
+and false for rbac.scope=namespace, which grants nothing cluster-wide.
+*/}}
+{{- define "ddp3d.kueue" -}}
+{{- if kindIs "invalid" .Values.kueue.enabled -}}
+{{- eq (.Values.rbac.scope | default "cluster") "cluster" -}}
+{{- else -}}
+{{- if .Values.kueue.enabled }}true{{ else }}false{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Kueue, in the jobs' namespaces: each queued job's Workload. */}}
+{{- define "ddp3d.kueueRules" -}}
+# kueue.x-k8s.io/queue-name: the job's Workload (informer; created owned by the job; its
+# resource-in-use finalizer removed by a merge patch once the job no longer holds the quota).
+- apiGroups: [kueue.x-k8s.io]
+  resources: [workloads]
+  verbs: [list, watch, create, patch]
+# PodsReady (waitForPodsReady), Finished, and the admission released after an eviction.
+- apiGroups: [kueue.x-k8s.io]
+  resources: [workloads/status]
+  verbs: [update]
+{{- end -}}
+
+{{/* Kueue, cluster-scoped and read-only. */}}
+{{- define "ddp3d.kueueClusterRules" -}}
+# The admitted ResourceFlavors' nodeLabels and tolerations go onto the pods (informer).
+- apiGroups: [kueue.x-k8s.io]
+  resources: [resourceflavors]
+  verbs: [list, watch]
+# The value of the pod template's priorityClassName, which the Workload carries.
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [get]
+{{- end -}}
+
 {{/* Lost nodes (runPolicy.nodeLossTimeoutSeconds): the Node informer, read-only. */}}
 {{- define "ddp3d.nodeRules" -}}
 - apiGroups: [""]

@@ -6,7 +6,7 @@ alert rules and every dashboard query are valid PromQL (promtool) and use only t
 documented ddp3d_* metric names; every alert fires as `promtool test rules` expects
 (alerts_test.yaml); `helm install` into a real API server creates the
 objects; and under RBAC the operator's ServiceAccount may do exactly what the
-operator needs and nothing else.
+operator needs and nothing else (Kueue's rules included, by kueue.enabled and rbac.scope).
 """
 
 import filecmp
@@ -46,6 +46,11 @@ EXPECTED_CLUSTER = {
     "podgroups.scheduling.k8s.io": {"create"},
     "nodes": {"list", "watch"},  # watchNodes, read-only, cluster-wide
     "events": {"create"},
+    # kueue.enabled: the jobs' Workloads; ResourceFlavors and PriorityClasses read-only.
+    "workloads.kueue.x-k8s.io": {"list", "watch", "create", "patch"},
+    "workloads.kueue.x-k8s.io/status": {"update"},
+    "resourceflavors.kueue.x-k8s.io": {"list", "watch"},
+    "priorityclasses.scheduling.k8s.io": {"get"},
 }
 EXPECTED_RELEASE_NS = {"leases.coordination.k8s.io": {"get", "create", "update"}}
 # Granted to every authenticated user by the bootstrap policy, not by the chart.
@@ -174,6 +179,50 @@ class ChartOfflineTest(unittest.TestCase):
         # And off in cluster scope.
         docs = documents(self.template("watchNodes=false"))
         self.assertNotIn("resources: [nodes]", next(d for d in docs if kind_of(d) == "ClusterRole"))
+
+    def test_kueue_follows_the_scope_unless_set(self):
+        def rules(doc):
+            return doc.split("rules:")[1]
+        # Cluster scope: on, every Kueue rule in the one ClusterRole, no flag (the operator's
+        # default is --kueue=true).
+        docs = documents(self.template())
+        role = rules(next(d for d in docs if kind_of(d) == "ClusterRole"))
+        for rule in ("resources: [workloads]\n  verbs: [list, watch, create, patch]",
+                     "resources: [workloads/status]\n  verbs: [update]",
+                     "resources: [resourceflavors]\n  verbs: [list, watch]",
+                     "resources: [priorityclasses]\n  verbs: [get]"):
+            self.assertIn(rule, role)
+        self.assertNotIn("--kueue", next(d for d in docs if kind_of(d) == "Deployment"))
+        # Off: no Kueue rule at all, and the operator is told.
+        docs = documents(self.template("kueue.enabled=false"))
+        self.assertNotIn("kueue.x-k8s.io", rules(next(d for d in docs if kind_of(d) == "ClusterRole")))
+        self.assertNotIn("priorityclasses", rules(next(d for d in docs if kind_of(d) == "ClusterRole")))
+        self.assertIn("- --kueue=false", next(d for d in docs if kind_of(d) == "Deployment"))
+        # Namespace scope grants nothing cluster-wide: off unless asked for...
+        ns_sets = ("rbac.scope=namespace", "watchNamespaces={team-a,team-b}")
+        docs = documents(self.template(*ns_sets))
+        self.assertNotIn("kueue.x-k8s.io", "".join(docs))
+        self.assertIn("- --kueue=false", next(d for d in docs if kind_of(d) == "Deployment"))
+        # ...then the Workloads in each namespace's Role, and one ClusterRole that only reads
+        # ResourceFlavors and PriorityClasses.
+        docs = documents(self.template(*ns_sets, "kueue.enabled=true"))
+        roles = [d for d in docs if kind_of(d) == "Role" and "leader-election" not in d]
+        self.assertEqual(len(roles), 2)
+        for role in roles:
+            self.assertIn("resources: [workloads]", role)
+            self.assertIn("resources: [workloads/status]", role)
+            self.assertNotIn("resourceflavors", role)
+        cluster_roles = [d for d in docs if kind_of(d) == "ClusterRole"]
+        self.assertEqual(len(cluster_roles), 1)
+        self.assertIn("name: ddp3d-operator-kueue", cluster_roles[0])
+        self.assertEqual([l for l in rules(cluster_roles[0]).splitlines()
+                          if l.strip() and not l.lstrip().startswith("#")],
+                         ["- apiGroups: [kueue.x-k8s.io]", "  resources: [resourceflavors]",
+                          "  verbs: [list, watch]", "- apiGroups: [scheduling.k8s.io]",
+                          "  resources: [priorityclasses]", "  verbs: [get]"])
+        binding = next(d for d in docs if kind_of(d) == "ClusterRoleBinding")
+        self.assertIn("name: ddp3d-operator-kueue", binding.split("roleRef:")[1])
+        self.assertNotIn("--kueue", next(d for d in docs if kind_of(d) == "Deployment"))
 
     def test_bad_rbac_scope_values_fail_naming_the_key(self):
         for sets, message in ((["rbac.scope=namespace"], "rbac.scope=namespace needs watchNamespaces"),
@@ -329,6 +378,24 @@ class ChartInstallTest(unittest.TestCase):
         self.assertIn(res.stdout.strip(), ("yes", "no"), res.stderr)
         return res.stdout.strip() == "yes"
 
+    def allowed(self, verb, resource, namespace=NS):
+        """The API server's SubjectAccessReview for the operator's ServiceAccount, for APIs
+        this API server does not serve (Kueue's): kubectl's can-i needs them discoverable.
+        RESOURCE is "plural.group" or "plural.group/subresource"."""
+        resource, _, sub = resource.partition("/")
+        plural, _, group = resource.partition(".")
+        attrs = {"verb": verb, "group": group, "resource": plural, "namespace": namespace}
+        if sub:
+            attrs["subresource"] = sub
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                  "spec": {"user": OPERATOR_SA,
+                           "groups": ["system:serviceaccounts", f"system:serviceaccounts:{NS}",
+                                      "system:authenticated"],
+                           "resourceAttributes": attrs}}
+        res = self.cp.kubectl("create", "-o", "json", "-f", "-", stdin=json.dumps(review),
+                              check=True)
+        return json.loads(res.stdout)["status"].get("allowed", False)
+
     def test_install_created_the_objects(self):
         self.assertIn("STATUS: deployed", self.install.stdout)
         self.assertIn("Worker metrics: every training pod serves /metrics", self.install.stdout)  # NOTES.txt
@@ -391,12 +458,33 @@ class ChartInstallTest(unittest.TestCase):
         self.assertTrue(self.can_i("update", "trainingjobs.ddp3d.io/status", "team-b"))
         self.assertTrue(self.can_i("update", "trainingjobs.ddp3d.io/finalizers", "team-b"))
         self.assertTrue(self.can_i("update", "leases.coordination.k8s.io"))
+        self.assertTrue(self.can_i("get", "priorityclasses.scheduling.k8s.io", NS))
+        # Kueue's API is not served here: asked of the authorizer directly.
+        for verb, resource, ns, want in [
+                ("create", "workloads.kueue.x-k8s.io", "team-b", True),
+                ("patch", "workloads.kueue.x-k8s.io", "team-b", True),
+                ("watch", "workloads.kueue.x-k8s.io", "", True),
+                ("update", "workloads.kueue.x-k8s.io/status", "team-b", True),
+                ("list", "resourceflavors.kueue.x-k8s.io", "", True),
+                ("update", "workloads.kueue.x-k8s.io", "team-b", False),
+                ("delete", "workloads.kueue.x-k8s.io", "team-b", False),
+                ("get", "workloads.kueue.x-k8s.io", "team-b", False),
+                ("patch", "workloads.kueue.x-k8s.io/status", "team-b", False),
+                ("create", "resourceflavors.kueue.x-k8s.io", "", False),
+                ("get", "resourceflavors.kueue.x-k8s.io", "", False),
+                ("list", "clusterqueues.kueue.x-k8s.io", "", False),
+                ("create", "localqueues.kueue.x-k8s.io", "team-b", False),
+                ("update", "workloadpriorityclasses.kueue.x-k8s.io", "", False)]:
+            with self.subTest(verb=verb, resource=resource, namespace=ns):
+                self.assertEqual(self.allowed(verb, resource, ns), want)
         for verb, resource, ns in [("get", "secrets", NS), ("list", "secrets", "team-b"),
                                    ("get", "configmaps", "team-b"), ("update", "pods", "team-b"),
                                    ("patch", "pods", "team-b"), ("create", "deployments.apps", NS),
                                    ("get", "nodes", NS), ("update", "nodes", NS),
                                    ("patch", "nodes/status", NS), ("delete", "nodes", NS),
                                    ("get", "podgroups.scheduling.k8s.io", "team-b"),
+                                   ("list", "priorityclasses.scheduling.k8s.io", NS),
+                                   ("create", "priorityclasses.scheduling.k8s.io", NS),
                                    ("delete", "podgroups.scheduling.k8s.io", "team-b"),
                                    ("update", "services", "team-b"),
                                    ("create", "trainingjobs.ddp3d.io", "team-b"),
