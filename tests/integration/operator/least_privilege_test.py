@@ -4,7 +4,9 @@ The test API server writes an audit log of every ServiceAccount request
 (tests/testbin/control-plane.sh). Each suite runs the operator, as the chart's
 ServiceAccount, through every path that talks to the API server (leader election, the
 informers, the Service, NetworkPolicy, rendezvous Secrets and pods, status writes, events, a gang restart, cleanPodPolicy and
-ttlSecondsAfterFinished) and then compares what it asked for with what the chart grants:
+ttlSecondsAfterFinished; with Kueue's API installed, a queued job that the test admits as
+Kueue would, which then runs and finishes) and then compares what it asked for with what the
+chart grants:
 
   ClusterScope    the default install (ClusterRole): no request refused, and every granted
                   verb used, but for trainingjobs/finalizers, which is no request of its own
@@ -17,9 +19,12 @@ ttlSecondsAfterFinished) and then compares what it asked for with what the chart
 
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import kueue_crds  # noqa: E402
 from harness import (NS, RELEASE, SERVICE_ACCOUNT, SYSTEM_NS, Cluster, Kubelet, Kube,  # noqa: E402
                      Operator, OperatorLogOnFailure, holds_for, pods_of, training_job,
                      wait_for)
@@ -28,6 +33,8 @@ OPERATOR_USER = f"system:serviceaccount:{SYSTEM_NS}:{SERVICE_ACCOUNT}"
 ROLE = f"{RELEASE}-operator"
 # Granted for an admission check, never requested: (group, resource, verb).
 ADMISSION_ONLY = {("ddp3d.io", "trainingjobs/finalizers", "update")}
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def grants(role):
@@ -50,11 +57,14 @@ class Scenario(OperatorLogOnFailure, unittest.TestCase):
     helm_set = ()
     namespaces = (NS,)
     operator_args = ()
+    kueue = False  # Kueue's CRDs in the API server before the operator starts
 
     @classmethod
     def setUpClass(cls):
         cls.cluster = Cluster(helm_set=cls.helm_set, namespaces=cls.namespaces).start()
         cls.kube = cls.cluster.kube
+        if cls.kueue:
+            kueue_crds.install(cls.cluster.cp)
         cls.kubelet = Kubelet(cls.kube)
         cls.op = Operator(cls.cluster, "op-a", extra=cls.operator_args)
 
@@ -98,9 +108,53 @@ class Scenario(OperatorLogOnFailure, unittest.TestCase):
             self.kubelet.set_terminated(p, 0)
         wait_for(lambda: self.job(name) is None, 30, f"the TTL to delete {name}")
 
+    def workload(self, job_name):
+        return self.kube.get(f"{KUEUE}/namespaces/{NS}/workloads/{job_name}-workload")
+
+    def drive_a_queued_job(self, name):
+        """Kueue's path: a job labelled with a queue and naming a PriorityClass gets a Workload
+        and no pod; admitted (the test writes the admission as Kueue would, with a
+        ResourceFlavor) it runs, reports PodsReady, succeeds, marks the Workload Finished and
+        lets go of it (finalizer removed)."""
+        self.kube.create("/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "lp-high"}, "value": 1000})
+        self.kube.create(f"{KUEUE}/resourceflavors", {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+            "metadata": {"name": "lp-flavor"}, "spec": {"nodeLabels": {"pool": "training"}}})
+        job = training_job(name, nnodes=2, gpus=0, cleanPodPolicy="All")
+        job["metadata"]["labels"] = {QUEUE_LABEL: "lq"}
+        job["spec"]["template"] = {"spec": {"priorityClassName": "lp-high"}}
+        self.kube.create(Kube.tj(NS), job)
+        wl = wait_for(lambda: self.workload(name), 30, f"the Workload of {name}")
+        self.wait_phase(name, "Queued")
+        self.assertEqual(wl["spec"]["priority"], 1000)
+        self.assertFalse(pods_of(self.kube, self.job(name)))
+        # Admitted, as Kueue's scheduler writes it.
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        wl["status"] = {
+            "admission": {"clusterQueue": "cq", "podSetAssignments": [{
+                "name": "ranks", "count": 2, "flavors": {"cpu": "lp-flavor"},
+                "resourceUsage": {"cpu": "2"}}]},
+            "conditions": [
+                {"type": t, "status": "True", "reason": t, "message": "the test admits it",
+                 "lastTransitionTime": now} for t in ("QuotaReserved", "Admitted")]}
+        self.kube.request("PUT", f"{KUEUE}/namespaces/{NS}/workloads/{name}-workload/status", wl)
+        pods = self.wait_pods(name, 2, 0)
+        self.assertEqual(pods[0]["spec"].get("nodeSelector", {}).get("pool"), "training")
+        for p in pods:
+            self.kubelet.set_running(p)
+        self.wait_phase(name, "Running")
+        for p in pods:
+            self.kubelet.set_terminated(p, 0)
+        self.wait_phase(name, "Succeeded")
+        wait_for(lambda: "kueue.x-k8s.io/resource-in-use" not in
+                 (self.workload(name)["metadata"].get("finalizers") or []),
+                 30, f"the Workload of {name} let go")
+
     def requests(self):
         """The operator's requests for API resources. Discovery (GET /apis/scheduling.k8s.io,
-        which finds the PodGroup API) names no resource: every authenticated user may read
+        which finds the PodGroup API, and GET /apis/kueue.x-k8s.io) names no resource: every authenticated user may read
         it (system:discovery), so the chart grants nothing for it."""
         return [r for r in self.cluster.requests_by(OPERATOR_USER)
                 if r["resource"] or not r["uri"].startswith("/apis")]
@@ -115,8 +169,11 @@ class Scenario(OperatorLogOnFailure, unittest.TestCase):
 
 
 class ClusterScope(Scenario):
+    kueue = True
+
     def test_the_role_grants_exactly_the_requests_the_operator_makes(self):
         self.drive_a_job_through_every_path("lp")
+        self.drive_a_queued_job("lp-queued")
         # The leader renews its Lease every 2 s.
         wait_for(lambda: ("coordination.k8s.io", "leases", "update") in self.used(), 20,
                  "a Lease renewal")
@@ -130,9 +187,10 @@ class ClusterScope(Scenario):
         self.assertEqual(used - granted, set(), f"used but not granted: {show(used - granted)}")
         self.assertEqual(granted - used - ADMISSION_ONLY, set(),
                          f"granted but never requested: {show(granted - used - ADMISSION_ONLY)}")
-        # Leases only in the release namespace; everything else in the job's.
+        # Leases only in the release namespace; PriorityClasses are cluster-scoped; everything
+        # else in the job's.
         for r in self.requests():
-            want = SYSTEM_NS if r["resource"] == "leases" else NS
+            want = {"leases": SYSTEM_NS, "priorityclasses": ""}.get(r["resource"], NS)
             if r["verb"] not in ("list", "watch") or r["resource"] == "leases":
                 self.assertEqual(r["namespace"], want, r["uri"])
 
