@@ -92,6 +92,7 @@ int run(const op::OperatorOptions& opts, const sigset_t& signals) {
   cc.template_policy = opts.template_policy;
   cc.progress_probe_interval = std::chrono::seconds(opts.progress_probe_seconds);
   cc.watch_nodes = opts.watch_nodes;
+  cc.kueue = opts.kueue;
   cc.progress_probe_timeout = std::chrono::milliseconds(opts.progress_probe_timeout_ms);
   cc.identity = identity;
   cc.operator_namespace = env_or("POD_NAMESPACE", "");

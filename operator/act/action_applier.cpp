@@ -39,6 +39,7 @@ Expectation expectation_of(const c::Action& a) {
   if (std::holds_alternative<c::CreateService>(a)) return {"service/" + c::target_of(a)};
   if (std::holds_alternative<c::CreateNetworkPolicy>(a))
     return {"networkpolicy/" + c::target_of(a)};
+  if (std::holds_alternative<c::CreateWorkload>(a)) return {"workload/" + c::target_of(a)};
   if (const auto* d = std::get_if<c::DeletePod>(&a)) return {"pod/" + d->name, true};
   return {};
 }
@@ -74,6 +75,19 @@ struct ActionApplier::Sender {
     secret["stringData"][c::kRendezvousTokenKey] =
         value::string(random_hex(32, "a rendezvous token"));
     client.create(kube::resources::secrets(), ns, secret);
+  }
+  void operator()(const c::CreateWorkload& a) const {
+    client.create(kube::resources::workloads(), ns, a.object);
+  }
+  void operator()(const c::UpdateWorkloadStatus& a) const {
+    client.replace_status(kube::resources::workloads(), ns, a.object);
+  }
+  void operator()(const c::RemoveWorkloadFinalizer& a) const {
+    value patch = value::object();
+    patch["metadata"]["finalizers"] = a.remaining_finalizers;
+    // The version read: a Workload changed since is decided on again, not patched blind.
+    patch["metadata"]["resourceVersion"] = value::string(a.resource_version);
+    client.patch(kube::resources::workloads(), ns, a.name, patch);
   }
   void operator()(const c::DeletePod& a) const {
     kube::DeleteOptions opts;
@@ -134,7 +148,8 @@ void ActionApplier::apply(const std::string& key, const api::ObjectMeta& job_met
   } catch (const kube::NotFoundError&) {
     lower();  // already gone
   } catch (const kube::ConflictError&) {
-    // Delete precondition failed: the name now belongs to a newer object; leave it.
+    // A precondition failed (delete uid, Workload resourceVersion): the object changed since it
+    // was read; the event that shows the change brings the job back to decide again.
     lower();
   } catch (...) {
     lower();

@@ -57,6 +57,8 @@ const char* to_string(Phase p) {
       return "Failed";
     case Phase::kSuspended:
       return "Suspended";
+    case Phase::kQueued:
+      return "Queued";
   }
   return "?";
 }
@@ -88,8 +90,9 @@ std::optional<CleanPodPolicy> parse_clean_pod_policy(const std::string& s) {
 }
 
 std::optional<Phase> parse_phase(const std::string& s) {
-  for (auto p : {Phase::kNone, Phase::kPending, Phase::kStarting, Phase::kRunning,
-                 Phase::kRestarting, Phase::kSucceeded, Phase::kFailed, Phase::kSuspended}) {
+  for (auto p :
+       {Phase::kNone, Phase::kPending, Phase::kStarting, Phase::kRunning, Phase::kRestarting,
+        Phase::kSucceeded, Phase::kFailed, Phase::kSuspended, Phase::kQueued}) {
     if (s == to_string(p)) return p;
   }
   return std::nullopt;

@@ -32,7 +32,10 @@ enum class Phase {
   kRestarting,
   kSucceeded,
   kFailed,
-  kSuspended
+  kSuspended,
+  // Labelled kueue.x-k8s.io/queue-name and not admitted by Kueue (yet, or again after an
+  // eviction): no pods.
+  kQueued
 };
 
 const char* to_string(RestartPolicy p);

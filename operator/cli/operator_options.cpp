@@ -87,6 +87,9 @@ Reconciles ddp3d.io/v1alpha1 TrainingJobs into a headless Service and one pod pe
   --watch-nodes=true|false          watch Nodes (cluster-wide list/watch) to restart jobs
                                     whose node stopped answering and force-delete their
                                     pods left on it (default true)
+  --kueue=true|false                admit jobs labelled kueue.x-k8s.io/queue-name through
+                                    Kueue's Workloads (default true); false: such jobs wait
+                                    as Queued, never run outside the quota
   --trusted-namespaces NS[,NS...]   namespaces whose jobs may set spec.podSecurity: Trusted
                                     (pod template unchecked; default: none)
   --allowed-service-accounts SA[,SA...]
@@ -160,11 +163,14 @@ OperatorOptions parse_operator_options(const std::vector<std::string>& args) {
       o.help = true;
       continue;
     }
-    if (flag == "--leader-elect" || flag == "--watch-nodes") {
+    if (flag == "--leader-elect" || flag == "--watch-nodes" || flag == "--kueue") {
       if (value && *value != "true" && *value != "false") {
         throw UsageError(flag + ": expected true or false, got \"" + *value + "\"");
       }
-      (flag == "--leader-elect" ? o.leader_elect : o.watch_nodes) = !value || *value == "true";
+      bool& target = flag == "--leader-elect"  ? o.leader_elect
+                     : flag == "--watch-nodes" ? o.watch_nodes
+                                               : o.kueue;
+      target = !value || *value == "true";
       continue;
     }
     auto it = with_value.find(flag);

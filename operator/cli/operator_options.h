@@ -30,6 +30,7 @@ struct OperatorOptions {
   int resync_seconds = 300;
   int progress_probe_seconds = 15;  // 0 disables the progress probe
   bool watch_nodes = true;          // Node informer: lost nodes (runPolicy.nodeLossTimeoutSeconds)
+  bool kueue = true;                // Kueue's Workloads for jobs labelled kueue.x-k8s.io/queue-name
   int progress_probe_timeout_ms = 2000;  // one /metrics read, connect to last byte
   int shutdown_grace_seconds = 3;       // graceful stop on SIGTERM, then in-flight requests are cut
   api::TemplatePolicy template_policy;  // --trusted-namespaces, --allowed-service-accounts

@@ -15,12 +15,16 @@ struct KindName {
   const char* operator()(const CreateRendezvousSecret&) const { return "CreateRendezvousSecret"; }
   const char* operator()(const CreatePodGroup&) const { return "CreatePodGroup"; }
   const char* operator()(const CreatePod&) const { return "CreatePod"; }
+  const char* operator()(const CreateWorkload&) const { return "CreateWorkload"; }
+  const char* operator()(const UpdateWorkloadStatus&) const { return "UpdateWorkloadStatus"; }
+  const char* operator()(const RemoveWorkloadFinalizer&) const { return "RemoveWorkloadFinalizer"; }
   const char* operator()(const DeletePod&) const { return "DeletePod"; }
   const char* operator()(const DeleteJob&) const { return "DeleteJob"; }
   const char* operator()(const RecordEvent&) const { return "Event"; }
 };
 
 struct TargetName {
+  std::string operator()(const RemoveWorkloadFinalizer& a) const { return a.name; }
   std::string operator()(const DeletePod& a) const { return a.name; }
   std::string operator()(const DeleteJob& a) const { return a.name; }
   std::string operator()(const RecordEvent& a) const { return a.reason; }

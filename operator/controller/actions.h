@@ -30,6 +30,24 @@ struct CreatePod {
   web::json::value object;
 };
 
+// The job's Kueue Workload (controller/kueue_workload.h).
+struct CreateWorkload {
+  web::json::value object;
+};
+// PUT of the Workload's status subresource: `object` is the Workload as read (its
+// resourceVersion is the precondition) with the new status.
+struct UpdateWorkloadStatus {
+  web::json::value object;
+  std::string why;  // for the log: "release", "PodsReady", "Finished"
+};
+// The job no longer holds the Workload's quota: its finalizer goes (a merge patch with the
+// resourceVersion as precondition, keeping any other finalizer).
+struct RemoveWorkloadFinalizer {
+  std::string name;
+  std::string resource_version;
+  web::json::value remaining_finalizers = web::json::value::array();
+};
+
 // Deletes with the uid as precondition, so a newer object of that name survives.
 struct DeletePod {
   std::string name;
@@ -50,7 +68,8 @@ struct RecordEvent {
 };
 
 using Action = std::variant<CreateService, CreateNetworkPolicy, CreateRendezvousSecret,
-                            CreatePodGroup, CreatePod, DeletePod, DeleteJob, RecordEvent>;
+                            CreatePodGroup, CreatePod, CreateWorkload, UpdateWorkloadStatus,
+                            RemoveWorkloadFinalizer, DeletePod, DeleteJob, RecordEvent>;
 
 // The kind as logs and the actions_total metric name it ("CreatePod").
 const char* kind_of(const Action& action);

@@ -15,6 +15,8 @@ inline constexpr const char* kCondRestarting = "Restarting";
 inline constexpr const char* kCondSucceeded = "Succeeded";
 inline constexpr const char* kCondFailed = "Failed";
 inline constexpr const char* kCondSuspended = "Suspended";
+// kueue.x-k8s.io/queue-name: waiting for Kueue's admission (phase Queued).
+inline constexpr const char* kCondQueued = "Queued";
 // A pod of the current attempt cannot start (image pull error, unschedulable): reason and
 // message name the first such pod (controller/stuck_pods.h).
 inline constexpr const char* kCondStuck = "Stuck";

@@ -140,6 +140,7 @@ ObservedWorkload observe_workload(const value& workload) {
   if (const value* meta = field(workload, "metadata")) {
     w.name = string_at(*meta, "name");
     w.uid = string_at(*meta, "uid");
+    w.resource_version = string_at(*meta, "resourceVersion");
     w.deleting = field(*meta, "deletionTimestamp") != nullptr;
     if (const value* f = field(*meta, "finalizers"); f && f->is_array()) {
       for (const auto& s : f->as_array()) {
@@ -157,6 +158,7 @@ ObservedWorkload observe_workload(const value& workload) {
   const value* admission = status ? field(*status, "admission") : nullptr;
   w.has_admission = admission && admission->is_object();
   if (w.has_admission) {
+    w.cluster_queue = string_at(*admission, "clusterQueue");
     if (const value* a = field(*admission, "podSetAssignments");
         a && a->is_array() && a->size() > 0) {
       w.admitted_count = int_at(a->at(0), "count");
@@ -182,7 +184,46 @@ ObservedWorkload observe_workload(const value& workload) {
   if (const value* ready = condition(workload, "PodsReady")) {
     w.pods_ready_reason = string_at(*ready, "reason");
   }
+  w.object = workload;
   return w;
+}
+
+FlavorPlacement observe_flavor(const value& flavor) {
+  FlavorPlacement f;
+  const value* spec = field(flavor, "spec");
+  if (!spec) return f;
+  if (const value* labels = field(*spec, "nodeLabels"); labels && labels->is_object()) {
+    for (const auto& [k, v] : labels->as_object()) {
+      if (v.is_string()) f.node_labels[k] = v.as_string();
+    }
+  }
+  if (const value* t = field(*spec, "tolerations"); t && t->is_array()) {
+    for (const auto& toleration : t->as_array()) {
+      if (toleration.is_object()) f.tolerations[f.tolerations.size()] = toleration;
+    }
+  }
+  return f;
+}
+
+void apply_flavors(value& pod, const ObservedWorkload& admitted,
+                   const std::map<std::string, FlavorPlacement>& known) {
+  std::map<std::string, bool> done;
+  value& spec = pod["spec"];
+  for (const auto& [resource, name] : admitted.flavors) {
+    if (done[name]) continue;
+    done[name] = true;
+    const auto it = known.find(name);
+    if (it == known.end()) continue;
+    for (const auto& [k, v] : it->second.node_labels) spec["nodeSelector"][k] = value::string(v);
+    if (it->second.tolerations.size() == 0) continue;
+    if (!spec.has_field("tolerations") || !spec.at("tolerations").is_array()) {
+      spec["tolerations"] = value::array();
+    }
+    value& tolerations = spec["tolerations"];
+    for (const auto& t : it->second.tolerations.as_array()) {
+      tolerations[tolerations.size()] = t;
+    }
+  }
 }
 
 value released_status(const value& workload, api::UnixSeconds now) {

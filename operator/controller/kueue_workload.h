@@ -41,6 +41,7 @@ web::json::value desired_workload(const api::TrainingJob& job, const std::string
 struct ObservedWorkload {
   std::string name;
   std::string uid;
+  std::string resource_version;
   bool deleting = false;       // deletionTimestamp set
   bool has_finalizer = false;  // kResourceInUseFinalizer
   std::string queue_name;      // spec.queueName
@@ -50,6 +51,7 @@ struct ObservedWorkload {
   bool has_admission = false;                  // status.admission is set (quota held)
   std::optional<int> admitted_count;           // status.admission.podSetAssignments[0].count
   std::map<std::string, std::string> flavors;  // resource -> ResourceFlavor of the admission
+  std::string cluster_queue;                   // status.admission.clusterQueue
   // While not admitted: QuotaReserved's reason and message (why it waits: "Pending", ...).
   std::string pending_reason;
   std::string pending_message;
@@ -59,9 +61,24 @@ struct ObservedWorkload {
   std::string evicted_message;
   bool finished = false;          // Finished=True
   std::string pods_ready_reason;  // the PodsReady condition's reason, "" when absent
+  web::json::value object;        // as read: the base of status writes
 };
 
 ObservedWorkload observe_workload(const web::json::value& workload);
+
+// Where a ResourceFlavor puts what it admits: its spec.nodeLabels and spec.tolerations.
+struct FlavorPlacement {
+  std::map<std::string, std::string> node_labels;
+  web::json::value tolerations = web::json::value::array();
+};
+
+FlavorPlacement observe_flavor(const web::json::value& flavor);
+
+// `pod` (a desired pod) with the admitted flavors' node labels added to its nodeSelector and
+// their tolerations to its tolerations, as Kueue's jobframework does on admission. A flavor
+// missing from `known` adds nothing.
+void apply_flavors(web::json::value& pod, const ObservedWorkload& admitted,
+                   const std::map<std::string, FlavorPlacement>& known);
 
 // The Workload's status after the job released its quota following an eviction, as Kueue's
 // jobframework writes it (UnsetQuotaReservationWithCondition): status.admission removed,

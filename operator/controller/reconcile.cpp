@@ -66,6 +66,7 @@ class Reconciler {
     if (job_.meta.deleting) return r_;
     if (api::is_finished(st.phase)) {
       finish_cleanup();
+      finish_workload();
       return r_;
     }
     std::vector<api::FieldError> errors = parse_errors;
@@ -80,7 +81,8 @@ class Reconciler {
       suspend();
       return r_;
     }
-    if (st.phase == Phase::kSuspended) resume();
+    if (observed_.kueue && !admitted_by_kueue()) return r_;
+    if (st.phase == Phase::kSuspended || st.phase == Phase::kQueued) resume();
     if (deadline_exceeded()) return r_;
     ensure_service();
     ensure_network_policy();
@@ -96,10 +98,12 @@ class Reconciler {
     // Before creating: a pass that fails the job creates nothing.
     if (startup_deadline_exceeded()) return r_;
     create_missing_pods();
+    place_on_admitted_flavors();
     update_gang_condition();
     update_progress();
     if (progress_deadline_exceeded()) return r_;
     update_running_phase();
+    report_pods_ready();
     if (grow_if_room()) return r_;
     update_size_condition();
     update_stuck_condition();
@@ -180,7 +184,10 @@ class Reconciler {
     const int n = job_.spec.nnodes;
     const int s = r_.status.size;
     if (s <= 0 || !job_.spec.elastic) return n;
-    return std::clamp(s, std::clamp(api::min_nodes(job_.spec), 1, n), n);
+    // Kueue's admission is the ceiling: the quota it reserved is for that many pods.
+    const int most =
+        admitted_ && admitted_->admitted_count ? std::clamp(*admitted_->admitted_count, 1, n) : n;
+    return std::clamp(s, std::clamp(api::min_nodes(job_.spec), 1, most), most);
   }
 
   // --- status helpers -------------------------------------------------------------------------
@@ -211,6 +218,7 @@ class Reconciler {
     set_if(kCondRunning, Phase::kRunning);
     set_if(kCondRestarting, Phase::kRestarting);
     set_if(kCondSuspended, Phase::kSuspended);
+    set_if(kCondQueued, Phase::kQueued);
     set_if(kCondSucceeded, Phase::kSucceeded);
     set_if(kCondFailed, Phase::kFailed);
   }
@@ -296,30 +304,190 @@ class Reconciler {
 
   // --- suspend / resume ---------------------------------------------------------------------
   void suspend() {
+    stop_pods(Phase::kSuspended, "Suspended", "runPolicy.suspend is true; pods deleted", "Normal");
+  }
+
+  // Suspended or Queued: every pod is deleted (the ranks get their grace period to checkpoint
+  // on SIGTERM), none is created.
+  void stop_pods(Phase phase, const std::string& reason, const std::string& message,
+                 const std::string& event_type) {
     for (const auto& p : observed_.pods) delete_pod(p, p.grow_probe);
     r_.status.grow_probe_time.reset();
     r_.status.next_grow_time.reset();
     refresh_nodes({});
     for (auto& n : r_.status.nodes) {
-      if (deleted_.count(n.pod) || n.phase == "Missing") n.phase = "Suspended";
+      if (deleted_.count(n.pod) || n.phase == "Missing") n.phase = api::to_string(phase);
     }
     // activeDeadlineSeconds counts running time: the clock restarts on resume (as for Jobs).
     r_.status.start_time.reset();
-    transition(Phase::kSuspended, "Suspended", "runPolicy.suspend is true; pods deleted", "Normal");
+    transition(phase, reason, message, event_type);
+  }
+
+  // --- Kueue (kueue.x-k8s.io/queue-name; controller/kueue_workload.h) ------------------------
+  // Whether Kueue lets the job have pods now. When not, its pods are stopped, the phase is
+  // Queued, and the Workload is created, released after an eviction, or let go once deleted.
+  bool admitted_by_kueue() {
+    const ObservedKueue& k = *observed_.kueue;
+    const std::string queue = kueue::queue_name(job_).value_or("");
+    const std::string in_queue = "queue " + queue;
+    if (k.disabled) {
+      stop_pods(Phase::kQueued, "KueueDisabled",
+                "label " + std::string(kueue::kQueueNameLabel) + "=" + queue +
+                    " is set, but this operator runs with --kueue=false; the job waits",
+                "Warning");
+      return false;
+    }
+    if (!k.served) {
+      stop_pods(Phase::kQueued, "KueueNotServed",
+                "label " + std::string(kueue::kQueueNameLabel) + "=" + queue +
+                    " is set, but the cluster serves no Kueue Workload API (" + kueue::kApiVersion +
+                    "); the job waits for Kueue",
+                "Warning");
+      requeue_in(30);
+      return false;
+    }
+    if (!k.workload) {
+      // A Workload only once no pod is left: the pods of a job that just got the label (or
+      // whose Workload was deleted) must not run outside the quota.
+      if (observed_.pods.empty()) {
+        r_.actions.emplace_back(CreateWorkload{kueue::desired_workload(job_, queue, k.priority)});
+      }
+      stop_pods(Phase::kQueued, "Pending", "waiting in " + in_queue, "Normal");
+      return false;
+    }
+    const kueue::ObservedWorkload& w = *k.workload;
+    if (w.deleting) {
+      stop_pods(Phase::kQueued, "WorkloadDeleted",
+                "Workload " + w.name + " is being deleted; the job waits in " + in_queue +
+                    " with a new one once its pods are gone",
+                "Warning");
+      if (observed_.pods.empty()) let_go(w);
+      return false;
+    }
+    if (w.evicted && w.has_admission) {
+      // Kueue keeps the quota until the job has stopped and says so.
+      stop_pods(
+          Phase::kQueued, "Evicted",
+          evicted_by(w) + "; the ranks checkpoint and stop, then the job waits in " + in_queue,
+          "Warning");
+      if (observed_.pods.empty()) {
+        kueue::ObservedWorkload released = w;
+        released.object["status"] = kueue::released_status(w.object, now_);
+        r_.actions.emplace_back(UpdateWorkloadStatus{released.object, "release"});
+      }
+      return false;
+    }
+    if (!w.admitted) {
+      // After an eviction Kueue keeps the Evicted condition until it admits the job again.
+      const std::string waiting =
+          "waiting in " + in_queue + (w.pending_message.empty() ? "" : ": " + w.pending_message);
+      if (w.evicted) {
+        stop_pods(Phase::kQueued, "Evicted", evicted_by(w) + "; " + waiting, "Warning");
+      } else {
+        stop_pods(Phase::kQueued, w.pending_reason.empty() ? "Pending" : w.pending_reason, waiting,
+                  "Normal");
+      }
+      return false;
+    }
+    admitted_ = &w;
+    return true;
+  }
+
+  static std::string evicted_by(const kueue::ObservedWorkload& w) {
+    return "evicted by Kueue (" + w.evicted_reason + (w.evicted_message.empty() ? "" : ": ") +
+           w.evicted_message + ")";
+  }
+
+  // The Workload's quota is no longer the job's: its finalizer goes.
+  void let_go(const kueue::ObservedWorkload& w) {
+    if (!w.has_finalizer) return;
+    RemoveWorkloadFinalizer a{w.name, w.resource_version, web::json::value::array()};
+    const auto& meta = w.object.at("metadata");
+    for (const auto& f : meta.at("finalizers").as_array()) {
+      if (f.is_string() && f.as_string() != kueue::kResourceInUseFinalizer) {
+        a.remaining_finalizers[a.remaining_finalizers.size()] = f;
+      }
+    }
+    r_.actions.emplace_back(std::move(a));
+  }
+
+  // The admitted flavors' node labels and tolerations on every pod created in this pass.
+  void place_on_admitted_flavors() {
+    if (!admitted_) return;
+    for (auto& a : r_.actions) {
+      if (auto* create = std::get_if<CreatePod>(&a)) {
+        kueue::apply_flavors(create->object, *admitted_, observed_.kueue->flavors);
+      }
+    }
+  }
+
+  // Kueue's waitForPodsReady reads the PodsReady condition the job's controller keeps on the
+  // Workload: WaitForStart until every rank runs, Started, then WaitForRecovery / Recovered.
+  void report_pods_ready() {
+    if (!admitted_) return;
+    const std::string& was = admitted_->pods_ready_reason;
+    const bool ready = running_count() == size();
+    const bool was_ready = was == "Started" || was == "Recovered";
+    const bool recovering = was == "WaitForRecovery";
+    const std::string reason = ready
+                                   ? (recovering ? "Recovered" : (was_ready ? was : "Started"))
+                                   : (was_ready || recovering ? "WaitForRecovery" : "WaitForStart");
+    if (reason == was) return;
+    const std::string message = ready ? "all " + std::to_string(size()) + " ranks are running"
+                                      : std::to_string(running_count()) + " of " +
+                                            std::to_string(size()) + " ranks running";
+    kueue::ObservedWorkload w = *admitted_;
+    w.object["status"] =
+        kueue::status_with_condition(admitted_->object, "PodsReady", ready, reason, message, now_);
+    r_.actions.emplace_back(UpdateWorkloadStatus{w.object, "PodsReady"});
+  }
+
+  // A finished job's Workload says Finished (Kueue then frees the quota) and is let go.
+  void finish_workload() {
+    if (!observed_.kueue || !observed_.kueue->workload) return;
+    const kueue::ObservedWorkload& w = *observed_.kueue->workload;
+    if (!w.finished) {
+      const bool ok = r_.status.phase == Phase::kSucceeded;
+      kueue::ObservedWorkload done = w;
+      done.object["status"] = kueue::status_with_condition(
+          w.object, "Finished", true, ok ? "Succeeded" : "Failed", r_.status.message, now_);
+      r_.actions.emplace_back(UpdateWorkloadStatus{done.object, "Finished"});
+      return;
+    }
+    let_go(w);
   }
 
   void resume() {
     auto& st = r_.status;
-    // A fresh rendezvous: pods of the suspended attempt, if still terminating, are stale.
-    begin_next_attempt();
-    // An elastic job tries its full size again.
-    st.size = job_.spec.nnodes;
+    const bool queued = st.phase == Phase::kQueued;
+    // A fresh rendezvous: pods of the stopped attempt, if still terminating, are stale. A job
+    // admitted for the first time has had no attempt yet.
+    if (!queued || st.attempt_start_time || !observed_.pods.empty()) begin_next_attempt();
+    // An elastic job tries its full size again (or what Kueue admitted).
+    st.size =
+        admitted_ && admitted_->admitted_count ? *admitted_->admitted_count : job_.spec.nnodes;
+    st.size = size();
     st.size_since = now_s_;
     current_.clear();
     stale_.clear();
     partition_pods();
-    transition(Phase::kPending, "Resumed",
-               "runPolicy.suspend is false; starting attempt " + std::to_string(st.attempt),
+    if (queued && admitted_) {
+      std::string flavors;
+      for (const auto& [resource, flavor] : admitted_->flavors) {
+        flavors += (flavors.empty() ? "" : ", ") + resource + "=" + flavor;
+      }
+      transition(Phase::kPending, "Admitted",
+                 "admitted by Kueue (ClusterQueue " + admitted_->cluster_queue +
+                     (flavors.empty() ? "" : ", flavors " + flavors) + ") for " +
+                     std::to_string(size()) + " nodes; starting attempt " +
+                     std::to_string(st.attempt),
+                 "Normal");
+      return;
+    }
+    const std::string why =
+        queued ? "no longer queued (label " + std::string(kueue::kQueueNameLabel) + " removed)"
+               : std::string("runPolicy.suspend is false");
+    transition(Phase::kPending, "Resumed", why + "; starting attempt " + std::to_string(st.attempt),
                "Normal");
   }
 
@@ -881,7 +1049,8 @@ class Reconciler {
   bool grow_if_room() {
     const auto& e = job_.spec.elastic;
     auto& st = r_.status;
-    const int missing = job_.spec.nnodes - size();
+    // Under Kueue the job runs at the size admitted; more nodes would be more than the quota.
+    const int missing = admitted_ ? 0 : job_.spec.nnodes - size();
     if (!e || missing <= 0 || st.phase != Phase::kRunning) {
       delete_probes();
       if (!e || missing <= 0) st.next_grow_time.reset();
@@ -957,6 +1126,8 @@ class Reconciler {
   std::set<int> creating_;
   // Ranks whose pod waits for a pod of an earlier attempt to leave its name: why.
   std::map<int, std::string> waiting_for_;
+  // The job's Workload when Kueue admitted it (kueue.x-k8s.io/queue-name); null otherwise.
+  const kueue::ObservedWorkload* admitted_ = nullptr;
   bool stop_all_ = false;
 };
 

@@ -3,6 +3,7 @@
 // write. No I/O, so every phase transition is tested without a server.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,9 +12,21 @@
 #include "operator/api/timestamps.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/actions.h"
+#include "operator/controller/kueue_workload.h"
 #include "operator/controller/observed.h"
 
 namespace ddp3d::op::controller {
+
+// Kueue's view of a job labelled kueue.x-k8s.io/queue-name (controller/kueue_workload.h).
+struct ObservedKueue {
+  // The cluster serves Kueue's Workload API (kueue.x-k8s.io/v1beta2).
+  bool served = false;
+  bool disabled = false;                                  // the operator runs with --kueue=false
+  std::optional<kueue::ObservedWorkload> workload;        // the job's, when it exists
+  std::map<std::string, kueue::FlavorPlacement> flavors;  // ResourceFlavors by name
+  // The value of the pod template's priorityClassName, when it names one that exists.
+  std::optional<int32_t> priority;
+};
 
 struct Observed {
   std::vector<ObservedPod> pods;                 // pods labelled with the job's name
@@ -30,6 +43,8 @@ struct Observed {
   // it serves none: then placement is pod by pod (GangScheduling=False, NotServed); nullopt
   // when not known (no PodGroup, no GangScheduling condition).
   std::optional<std::string> pod_group_api;
+  // Set for jobs labelled kueue.x-k8s.io/queue-name; nullopt otherwise.
+  std::optional<ObservedKueue> kueue;
 };
 
 struct ReconcileResult {

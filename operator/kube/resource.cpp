@@ -46,6 +46,21 @@ const Resource& training_jobs() {
   return r;
 }
 
+const Resource& workloads() {
+  static const Resource r{"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true};
+  return r;
+}
+
+const Resource& resource_flavors() {
+  static const Resource r{"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor", false};
+  return r;
+}
+
+const Resource& priority_classes() {
+  static const Resource r{"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false};
+  return r;
+}
+
 }  // namespace resources
 
 namespace {

@@ -24,8 +24,11 @@ const Resource& secrets();
 const Resource& network_policies();  // networking.k8s.io/v1
 const Resource& namespaces();
 const Resource& nodes();
-const Resource& leases();         // coordination.k8s.io/v1
-const Resource& training_jobs();  // ddp3d.io/v1alpha1
+const Resource& leases();            // coordination.k8s.io/v1
+const Resource& training_jobs();     // ddp3d.io/v1alpha1
+const Resource& workloads();         // kueue.x-k8s.io/v1beta2
+const Resource& resource_flavors();  // kueue.x-k8s.io/v1beta2, cluster-scoped
+const Resource& priority_classes();  // scheduling.k8s.io/v1, cluster-scoped
 }  // namespace resources
 
 // "/api/v1/namespaces/ns/pods/name/status", "/apis/ddp3d.io/v1alpha1/trainingjobs" (all

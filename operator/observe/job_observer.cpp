@@ -1,6 +1,8 @@
 #include "operator/observe/job_observer.h"
 
 #include "operator/api/names.h"
+#include "operator/controller/kueue_workload.h"
+#include "operator/kube/client.h"
 
 namespace ddp3d::op::observe {
 namespace {
@@ -23,6 +25,29 @@ void collect(const kube::ObjectCache& cache, const api::TrainingJob& job, Observ
   }
 }
 
+// What Kueue holds for a queued job: its Workload (the newest one it owns, should the API
+// hold two), the ResourceFlavors, and its PriorityClass's value while it has no Workload yet.
+controller::ObservedKueue observe_kueue(const api::TrainingJob& job, const JobSources& sources) {
+  controller::ObservedKueue k;
+  k.disabled = sources.kueue_disabled;
+  k.served = sources.kueue_served && sources.workloads && sources.resource_flavors;
+  if (!k.served) return k;
+  std::vector<controller::kueue::ObservedWorkload> owned;
+  collect(*sources.workloads, job, controller::kueue::observe_workload, owned);
+  for (auto& w : owned) {
+    if (!k.workload || (k.workload->deleting && !w.deleting)) k.workload = std::move(w);
+  }
+  for (const auto& f : sources.resource_flavors->list()) {
+    k.flavors[kube::meta_name(*f)] = controller::kueue::observe_flavor(*f);
+  }
+  const auto& tpl = job.spec.pod_template;
+  if (!k.workload && sources.priority_of && tpl.has_field("spec") &&
+      tpl.at("spec").has_string_field("priorityClassName")) {
+    k.priority = sources.priority_of(tpl.at("spec").at("priorityClassName").as_string());
+  }
+  return k;
+}
+
 }  // namespace
 
 controller::Observed observe_job(const api::TrainingJob& job, const JobSources& sources) {
@@ -35,6 +60,7 @@ controller::Observed observe_job(const api::TrainingJob& job, const JobSources& 
   collect(*sources.network_policies, job, controller::observe_object, observed.network_policies);
   observed.operator_namespace = sources.operator_namespace;
   observed.pod_group_api = sources.pod_group_api;
+  if (controller::kueue::queue_name(job)) observed.kueue = observe_kueue(job, sources);
   if (!sources.nodes) return observed;
   observed.nodes_watched = true;
   for (const auto& p : observed.pods) {

@@ -2,6 +2,7 @@
 // reconcile() reads it (controller::Observed). Reads caches only, never the API server.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -28,6 +29,14 @@ struct JobSources {
   std::string operator_namespace;
   // The PodGroup API the cluster serves (controller::Observed::pod_group_api).
   std::optional<std::string> pod_group_api;
+  // Kueue, read for jobs labelled kueue.x-k8s.io/queue-name: whether its Workload API is
+  // served, the caches of Workloads (labelled with some job's name) and ResourceFlavors, and
+  // the value of a PriorityClass by name (nullopt: none of that name).
+  bool kueue_served = false;
+  bool kueue_disabled = false;  // the operator runs with --kueue=false
+  const kube::ObjectCache* workloads = nullptr;
+  const kube::ObjectCache* resource_flavors = nullptr;
+  std::function<std::optional<int32_t>(const std::string& priority_class)> priority_of;
 };
 
 controller::Observed observe_job(const api::TrainingJob& job, const JobSources& sources);

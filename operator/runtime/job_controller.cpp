@@ -10,6 +10,7 @@
 #include "operator/api/template_policy.h"
 #include "operator/api/training_job.h"
 #include "operator/controller/cache_transforms.h"
+#include "operator/controller/kueue_workload.h"
 #include "operator/controller/reconcile.h"
 #include "operator/kube/errors.h"
 #include "operator/observe/job_observer.h"
@@ -47,6 +48,9 @@ JobController::JobController(kube::Client& client, ControllerConfig config,
       metrics_(metrics),
       written_status_(config_.expectations_timeout),
       in_flight_(config_.expectations_timeout),
+      kueue_(std::make_unique<runtime::KueueInformers>(
+          client_, config_.namespaces, config_.kueue,
+          [this](const value& w, bool gone) { on_child_event("workload", w, gone); })),
       actions_(client_, in_flight_, config_.identity),
       work_loop_(queue_, metrics_, [this](const std::string& key) { return reconcile(key); }) {
   std::vector<std::string> namespaces = config_.namespaces;
@@ -156,6 +160,7 @@ void JobController::on_node_event(const value& node) {
 std::vector<kube::Informer*> JobController::informers() const {
   std::vector<kube::Informer*> out;
   if (nodes_) out.push_back(nodes_.get());
+  for (auto* inf : kueue_->informers()) out.push_back(inf);
   for (const auto& s : scopes_) {
     for (auto* inf : {s.pods.get(), s.services.get(), s.network_policies.get(), s.jobs.get()})
       out.push_back(inf);
@@ -166,6 +171,7 @@ std::vector<kube::Informer*> JobController::informers() const {
 void JobController::start_informers() {
   if (informers_started_) return;
   informers_started_ = true;
+  kueue_->discover();
   for (auto* inf : informers()) inf->start();
 }
 
@@ -211,6 +217,7 @@ void JobController::stop_workers(bool drain) {
 void JobController::stop_informers() {
   if (informers_stopped_) return;
   informers_stopped_ = true;
+  kueue_->stop();
   for (auto* inf : informers()) inf->stop();
 }
 
@@ -254,7 +261,10 @@ std::vector<probe::ProbeTarget> JobController::probe_targets() const {
     for (const auto& ptr : s.jobs->cache().list()) {
       const auto parsed = api::parse_training_job(*ptr);
       const auto phase = parsed.job.status.phase;
-      if (api::is_finished(phase) || phase == api::Phase::kSuspended) continue;
+      if (api::is_finished(phase) || phase == api::Phase::kSuspended ||
+          phase == api::Phase::kQueued) {
+        continue;
+      }
       ports[kube::object_key(*ptr)] = parsed.job.spec.metrics_port;
     }
     if (ports.empty()) continue;
@@ -276,6 +286,26 @@ const JobController::Scope& JobController::scope_for(const std::string& ns) cons
   throw std::logic_error("no informer for namespace " + ns);
 }
 
+void JobController::let_go_of_workloads(const std::string& ns, const std::string& name) {
+  const auto view = kueue_->view(ns);
+  if (!view.served) return;
+  for (const auto& w :
+       view.workloads->list_matching({{api::kLabelJobName, api::job_label_value(name)}}, ns)) {
+    const auto observed = controller::kueue::observe_workload(*w);
+    if (!observed.deleting || !observed.has_finalizer) continue;
+    controller::RemoveWorkloadFinalizer a{observed.name, observed.resource_version, value::array()};
+    for (const auto& f : w->at("metadata").at("finalizers").as_array()) {
+      if (f.is_string() && f.as_string() != controller::kueue::kResourceInUseFinalizer) {
+        a.remaining_finalizers[a.remaining_finalizers.size()] = f;
+      }
+    }
+    api::ObjectMeta meta;
+    meta.name = name;
+    meta.namespace_ = ns;
+    actions_.apply(kube::object_key(ns, name), meta, a);
+  }
+}
+
 bool JobController::node_deleted(const std::string& node) {
   const std::lock_guard lock(deleted_nodes_mutex_);
   return deleted_nodes_.count(node) > 0;
@@ -295,6 +325,7 @@ runtime::ReconcileOutcome JobController::reconcile(const std::string& key) {
     written_status_.forget(key);
     in_flight_.forget(key);
     actions_.forget(key);
+    let_go_of_workloads(ns, name);
     return {};
   }
   // Until the informers show this replica's own creates and deletes, the cached pods are not
@@ -320,6 +351,15 @@ runtime::ReconcileOutcome JobController::reconcile(const std::string& key) {
   }
   sources.operator_namespace = config_.operator_namespace;
   sources.pod_group_api = pod_group_api();
+  if (job.meta.labels.count(controller::kueue::kQueueNameLabel)) {
+    const auto view = kueue_->view(ns);
+    if (view.syncing) return {milliseconds(500), nullptr};
+    sources.kueue_disabled = !config_.kueue;
+    sources.kueue_served = view.served;
+    sources.workloads = view.workloads;
+    sources.resource_flavors = view.resource_flavors;
+    sources.priority_of = [this](const std::string& pc) { return kueue_->priority_of(pc); };
+  }
   const controller::Observed observed = observe::observe_job(job, sources);
 
   // Decide. The template policy needs this operator's configuration, so it runs here; its

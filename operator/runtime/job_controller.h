@@ -25,6 +25,7 @@
 #include "operator/kube/informer.h"
 #include "operator/kube/work_queue.h"
 #include "operator/probe/progress_probe.h"
+#include "operator/runtime/kueue_informers.h"
 #include "operator/runtime/operator_metrics.h"
 #include "operator/runtime/work_loop.h"
 
@@ -51,6 +52,9 @@ struct ControllerConfig {
   // Watch Nodes (cluster-wide, read-only) so that pods on a node that stopped answering are
   // recognised as lost (runPolicy.nodeLossTimeoutSeconds); without it they never are.
   bool watch_nodes = true;
+  // Speak Kueue's protocol for jobs labelled kueue.x-k8s.io/queue-name (runtime/
+  // kueue_informers.h); without it such jobs wait as Queued.
+  bool kueue = true;
 };
 
 class JobController {
@@ -110,6 +114,9 @@ class JobController {
   std::vector<probe::ProbeTarget> probe_targets() const;
   // Whether the Node informer saw `node` deleted (and not registered again since).
   bool node_deleted(const std::string& node);
+  // A deleted job's Workloads that are being deleted keep the operator's finalizer until it
+  // lets go of them (the job's reconcile cannot: the job is gone).
+  void let_go_of_workloads(const std::string& ns, const std::string& name);
 
   kube::Client& client_;
   ControllerConfig config_;
@@ -127,6 +134,8 @@ class JobController {
   controller::ChildExpectations in_flight_;
   // Runs with the workers (leader only); null when disabled.
   std::unique_ptr<probe::ProgressProbe> probe_;
+  // Kueue's Workloads and ResourceFlavors, for jobs labelled kueue.x-k8s.io/queue-name.
+  std::unique_ptr<runtime::KueueInformers> kueue_;
   act::ActionApplier actions_;
   runtime::WorkLoop work_loop_;
   std::mutex discovery_mutex_;

@@ -104,6 +104,10 @@ class ShutdownTest(OperatorLogOnFailure, unittest.TestCase):
             f.write(text)
 
         op = self.start_leader("op-exec", kubeconfig)
+        # The job watch must be open before the plugin hangs, or the new job never reaches a
+        # worker (the watch itself would be what waits on the plugin).
+        wait_for(lambda: re.search(r"watch /apis/ddp3d\.io/v1alpha1/trainingjobs\?\S*: stream open",
+                                   op.logs()), 10, "the TrainingJob watch open")
         # From now on the plugin hangs; a new job makes a worker ask it for a token.
         open(os.path.join(tmp, "hang"), "w").close()
         self.kube.create(Kube.tj(NS), training_job("hang-1", nnodes=2))

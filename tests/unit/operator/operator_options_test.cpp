@@ -43,6 +43,8 @@ TEST(OperatorOptions, EveryFlag) {
   EXPECT_TRUE(parse_operator_options({}).watch_nodes);
   EXPECT_FALSE(parse_operator_options({"--watch-nodes=false"}).watch_nodes);
   EXPECT_TRUE(parse_operator_options({"--watch-nodes"}).watch_nodes);
+  EXPECT_TRUE(parse_operator_options({}).kueue);
+  EXPECT_FALSE(parse_operator_options({"--kueue=false"}).kueue);
   EXPECT_TRUE(parse_operator_options({"-h"}).help);
 }
 
@@ -76,6 +78,7 @@ TEST(OperatorOptions, UsageErrorsNameTheFlag) {
       {{"--metrics-address", ":70000"}, "--metrics-address: expected an integer in [0, 65535]"},
       {{"--leader-elect=maybe"}, "--leader-elect: expected true or false"},
       {{"--watch-nodes=no"}, "--watch-nodes: expected true or false, got \"no\""},
+      {{"--kueue=off"}, "--kueue: expected true or false, got \"off\""},
       {{"--kubeconfig="}, "--kubeconfig: empty path"},
   };
   for (const auto& [args, want] : cases) {
