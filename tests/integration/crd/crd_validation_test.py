@@ -5,7 +5,9 @@ examples/kueue/ (the queued job, and the queues against Kueue's own CRDs);
 defaults are applied by the server; a name far longer than 63 characters is
 accepted; every invalid TrainingJob in the table is rejected by the API server with
 an error naming the offending field; the gang shape is immutable unless suspended;
-the status subresource and the printer columns work.
+the status subresource and the printer columns work; every property of the schema has a
+description (so `kubectl explain` is never blank); status conditions have the shape of
+metav1.Condition (a condition without a reason is refused).
 """
 
 import copy
@@ -145,6 +147,43 @@ INVALID = [
 ]
 
 
+def undescribed(schema, path=""):
+    """Property paths under an OpenAPI v3 schema that have no description, e.g.
+    "spec.runPolicy.backoffLimit" or "status.conditions[].reason" (array items' properties
+    included). The root's metadata is left out: the API server refuses a description there
+    and publishes ObjectMeta's own."""
+    missing = []
+    for name, prop in (schema.get("properties") or {}).items():
+        at = f"{path}.{name}" if path else name
+        if at == "metadata":
+            continue
+        if not str(prop.get("description", "")).strip():
+            missing.append(at)
+        missing += undescribed(prop, at)
+    if isinstance(schema.get("items"), dict):
+        missing += undescribed(schema["items"], path + "[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        missing += undescribed(schema["additionalProperties"], path + "{}")
+    return missing
+
+
+CONDITION = {"type": "Running", "status": "True", "reason": "AllNodesRunning",
+             "message": "2 of 2 nodes running (attempt 0)",
+             "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}
+
+
+class SchemaWalkTest(unittest.TestCase):
+    """undescribed() itself: it must see nested and array items' properties."""
+
+    def test_finds_every_missing_description(self):
+        schema = {"properties": {
+            "a": {"description": "ok", "properties": {"b": {"type": "string"}}},
+            "l": {"description": "ok", "items": {"properties": {
+                "c": {"description": " "}, "d": {"description": "ok"}}}},
+            "e": {"type": "integer"}, "metadata": {"type": "object"}}}
+        self.assertEqual(undescribed(schema), ["a.b", "l[].c", "e"])
+
+
 class TrainingJobCRDTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -197,6 +236,81 @@ class TrainingJobCRDTest(unittest.TestCase):
         crd = json.loads(self.cp.kubectl("get", "crd", "trainingjobs.ddp3d.io", "-o", "json",
                                          check=True).stdout)
         self.assertEqual(crd["spec"]["versions"][0]["subresources"], {"status": {}})
+
+    def test_every_schema_property_has_a_description(self):
+        # As the API server serves it: what `kubectl explain` shows.
+        crd = json.loads(self.cp.kubectl("get", "crd", "trainingjobs.ddp3d.io", "-o", "json",
+                                         check=True).stdout)
+        for version in crd["spec"]["versions"]:
+            schema = version["schema"]["openAPIV3Schema"]
+            self.assertTrue(schema.get("description", "").strip(), "the root has no description")
+            missing = undescribed(schema)
+            self.assertEqual(missing, [], f"{version['name']}: properties without a description "
+                             f"(add one to crds/trainingjobs.ddp3d.io.yaml): {', '.join(missing)}")
+        # Deep fields, an embedded pod-template field and a status condition field included.
+        for field, text in [("trainingjob.spec.runPolicy.nodeLossTimeoutSeconds", "default 30"),
+                            ("trainingjob.spec.template.spec.containers.securityContext.privileged",
+                             "podSecurity Restricted"),
+                            ("trainingjob.status.conditions.observedGeneration",
+                             "metadata.generation")]:
+            with self.subTest(field=field):
+                res = self.cp.kubectl("explain", field)
+                self.assertEqual(res.returncode, 0, res.stderr)
+                self.assertIn(text, " ".join(res.stdout.split()))
+
+    def test_status_conditions_are_metav1_conditions(self):
+        self.assertEqual(self.create(job("conditions")).returncode, 0)
+
+        def write(**changes):
+            cond = {k: v for k, v in {**CONDITION, **changes}.items() if v is not None}
+            return self.cp.kubectl("-n", NS, "patch", "trainingjob", "conditions",
+                                   "--subresource=status", "--type=merge",
+                                   "-p", json.dumps({"status": {"conditions": [cond]}}))
+        try:
+            ok = write(message="")  # message is required but may be empty
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+            self.assertEqual(self.get("conditions")["status"]["conditions"],
+                             [{**CONDITION, "message": ""}])
+            # Kueue's own reasons and the like pass the pattern.
+            for reason in ("Pending", "KueueNotServed", "Inadmissible", "Reason_1,a:b"):
+                with self.subTest(reason=reason):
+                    res = write(reason=reason)
+                    self.assertEqual(res.returncode, 0, res.stderr)
+            for case, changes, expected in [
+                    ("no reason", {"reason": None}, ["status.conditions[0].reason",
+                                                     "Required value"]),
+                    ("empty reason", {"reason": ""}, ["status.conditions[0].reason"]),
+                    ("reason with spaces", {"reason": "All nodes running"},
+                     ["status.conditions[0].reason", "should match"]),
+                    ("reason with a dash", {"reason": "All-Nodes"},
+                     ["status.conditions[0].reason", "should match"]),
+                    ("reason too long", {"reason": "R" * 1025},
+                     ["status.conditions[0].reason", "1024"]),
+                    ("no message", {"message": None}, ["status.conditions[0].message",
+                                                       "Required value"]),
+                    ("message too long", {"message": "m" * 32769},
+                     ["status.conditions[0].message", "32768"]),
+                    ("no lastTransitionTime", {"lastTransitionTime": None},
+                     ["status.conditions[0].lastTransitionTime", "Required value"]),
+                    ("lastTransitionTime not a date-time", {"lastTransitionTime": "yesterday"},
+                     ["status.conditions[0].lastTransitionTime"]),
+                    ("status Maybe", {"status": "Maybe"},
+                     ["status.conditions[0].status", 'Unsupported value: "Maybe"']),
+                    ("negative observedGeneration", {"observedGeneration": -1},
+                     ["status.conditions[0].observedGeneration", "greater than or equal to 0"]),
+                    ("type with spaces", {"type": "Is Running"},
+                     ["status.conditions[0].type", "should match"])]:
+                with self.subTest(case=case):
+                    res = write(**changes)
+                    self.assertNotEqual(res.returncode, 0, f"{case}: accepted")
+                    for text in expected:
+                        self.assertIn(text, res.stderr, f"{case}: error lacks {text!r}")
+                    self.assertIn("is invalid", res.stderr)  # the API server's 422
+            # A refused write leaves the stored conditions as they were.
+            self.assertEqual(self.get("conditions")["status"]["conditions"][0]["reason"],
+                             "Reason_1,a:b")
+        finally:
+            self.delete("conditions")
 
     def test_example_job_applies(self):
         example = os.path.join(SOURCE_DIR, "examples", "job.yaml")
@@ -335,9 +449,7 @@ class TrainingJobCRDTest(unittest.TestCase):
             status = {"status": {"phase": "Running", "restarts": 1, "attempt": 1,
                                  "observedGeneration": 1, "size": 3,
                                  "nodes": [{"rank": 0, "pod": "columns-node-0", "phase": "Running"}],
-                                 "conditions": [{"type": "Running", "status": "True",
-                                                 "reason": "AllPodsRunning",
-                                                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+                                 "conditions": [CONDITION]}}
             self.cp.kubectl("-n", NS, "patch", "trainingjob", "columns", "--subresource=status",
                             "--type=merge", "-p", json.dumps(status), check=True)
             self.assertEqual(self.get("columns")["status"]["nodes"][0]["pod"], "columns-node-0")
