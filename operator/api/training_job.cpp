@@ -378,6 +378,7 @@ TrainingJobStatus status_from_json(const value& v, std::vector<FieldError>* erro
       cr.string("reason", &cond.reason);
       cr.string("message", &cond.message);
       cr.string("lastTransitionTime", &cond.last_transition_time);
+      cr.int64("observedGeneration", &cond.observed_generation);
       st.conditions.push_back(std::move(cond));
     }
   }
@@ -434,9 +435,11 @@ value status_to_json(const TrainingJobStatus& st) {
     value cv = value::object();
     cv["type"] = value::string(c.type);
     cv["status"] = value::string(c.status);
-    if (!c.reason.empty()) cv["reason"] = value::string(c.reason);
-    if (!c.message.empty()) cv["message"] = value::string(c.message);
+    // metav1.Condition: reason and message are required (message may be empty).
+    cv["reason"] = value::string(c.reason);
+    cv["message"] = value::string(c.message);
     cv["lastTransitionTime"] = value::string(c.last_transition_time);
+    cv["observedGeneration"] = value::number(c.observed_generation);
     conditions[i] = cv;
   }
   v["conditions"] = conditions;

@@ -162,6 +162,8 @@ struct Condition {
   std::string reason;
   std::string message;
   std::string last_transition_time;  // RFC 3339
+  // metadata.generation of the job when the condition was last computed (metav1.Condition).
+  int64_t observed_generation = 0;
   bool operator==(const Condition&) const = default;
 };
 

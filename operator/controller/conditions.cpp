@@ -5,23 +5,25 @@ namespace ddp3d::op::controller {
 void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
                    const std::string& reason, const std::string& message, const std::string& now) {
   const std::string s = status ? "True" : "False";
+  const std::string why = reason.empty() ? kReasonUnspecified : reason;
   for (auto& c : *conditions) {
     if (c.type != type) continue;
     if (c.status != s) c.last_transition_time = now;
     c.status = s;
-    c.reason = reason;
+    c.reason = why;
     c.message = message;
     return;
   }
   if (!status) return;
-  conditions->push_back({type, s, reason, message, now});
+  conditions->push_back({type, s, why, message, now});
 }
 
 void report_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
                       const std::string& reason, const std::string& message,
                       const std::string& now) {
   if (!find_condition(*conditions, type)) {
-    conditions->push_back({type, status ? "True" : "False", reason, message, now});
+    conditions->push_back({type, status ? "True" : "False",
+                           reason.empty() ? kReasonUnspecified : reason, message, now});
     return;
   }
   set_condition(conditions, type, status, reason, message, now);

@@ -26,6 +26,9 @@ inline constexpr const char* kCondGangScheduling = "GangScheduling";
 // spec.elastic: True when the job runs on all spec.nnodes nodes; False says on how many and why.
 inline constexpr const char* kCondFullSize = "FullSize";
 
+// The reason of a condition set without one (a reason is required, as in metav1.Condition).
+inline constexpr const char* kReasonUnspecified = "Unspecified";
+
 // Sets (or adds) a condition. A False condition that was never True is not added, so the list
 // holds only what has happened.
 void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,

@@ -195,8 +195,10 @@ class Reconciler {
     r_.actions.emplace_back(RecordEvent{type, reason, message});
   }
 
-  void transition(Phase phase, const std::string& reason, const std::string& message,
+  void transition(Phase phase, const std::string& why, const std::string& message,
                   const std::string& event_type) {
+    // A condition's reason is required (metav1.Condition).
+    const std::string reason = why.empty() ? kReasonUnspecified : why;
     auto& st = r_.status;
     if (st.phase != phase) event(event_type, reason, message);
     st.phase = phase;
@@ -1136,7 +1138,10 @@ class Reconciler {
 ReconcileResult reconcile(const api::TrainingJob& job,
                           const std::vector<api::FieldError>& parse_errors,
                           const Observed& observed, api::UnixSeconds now) {
-  return Reconciler(job, observed, now).run(parse_errors);
+  ReconcileResult r = Reconciler(job, observed, now).run(parse_errors);
+  // Every pass computes every condition from the spec it read.
+  for (auto& c : r.status.conditions) c.observed_generation = job.meta.generation;
+  return r;
 }
 
 }  // namespace ddp3d::op::controller

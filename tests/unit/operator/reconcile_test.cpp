@@ -396,6 +396,29 @@ TEST(Reconcile, PhaseTransitionTable) {
   }
 }
 
+TEST(Reconcile, ConditionsAreMetav1ConditionsOfTheGenerationRead) {
+  auto j = job("pp", 2, 0);
+  j.meta.generation = 7;
+  const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
+  ASSERT_FALSE(r.status.conditions.empty());
+  for (const auto& c : r.status.conditions) {
+    EXPECT_EQ(c.observed_generation, 7) << c.type;
+    EXPECT_FALSE(c.reason.empty()) << c.type;
+  }
+  const auto json = api::status_to_json(r.status);
+  const auto& first = json.at("conditions").at(0);
+  EXPECT_EQ(first.at("observedGeneration").as_integer(), 7);
+  EXPECT_TRUE(first.has_string_field("reason"));
+  EXPECT_TRUE(first.has_string_field("message"));
+  // A phase entered without a reason still gets one.
+  auto restarting = j;
+  restarting.status.phase = Phase::kRestarting;
+  restarting.status.reason.clear();
+  for (const auto& c : reconcile(restarting, {}, observed(j, {}), kT0).status.conditions) {
+    EXPECT_FALSE(c.reason.empty()) << c.type;
+  }
+}
+
 TEST(Reconcile, FirstPassCreatesServiceAndPodsOfAttemptZero) {
   const auto j = job("pp", 2, 8);
   const auto r = reconcile(j, {}, observed(j, {}, false), kT0);
