@@ -103,11 +103,12 @@ class Cluster:
         for ns in (*self.namespaces, SYSTEM_NS):
             self.cp.script("create-namespace", ns)
         # The chart's ServiceAccount, ClusterRole(+Binding) and leader-election Role, exactly
-        # as `helm install` would create them.
+        # as `helm install` would create them (without the `helm test` hooks, which install
+        # does not create either).
         sets = [a for v in ["leaderElection.enabled=true", *self.helm_set] for a in ("--set", v)]
         rendered = subprocess.run(
             [helm_path(), "template", RELEASE, os.path.join(SOURCE_DIR, "charts", "ddp3d"),
-             "-n", SYSTEM_NS, *sets],
+             "-n", SYSTEM_NS, "--skip-tests", *sets],
             capture_output=True, text=True, check=True).stdout
         self.cp.kubectl("apply", "-f", "-", stdin=rendered, check=True)  # objects name their namespaces
         self.sa_kubeconfig = os.path.join(self.tmp, "operator.kubeconfig")
