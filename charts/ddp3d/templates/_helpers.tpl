@@ -139,3 +139,51 @@ them in tests/integration/operator/least_privilege_test.py (docs/operator.md, "R
   resources: [events]
   verbs: [create]
 {{- end -}}
+
+{{/* The leader-election Lease's name: leaderElection.id, else the operator's name. */}}
+{{- define "ddp3d.leaderElectionId" -}}
+{{- .Values.leaderElection.id | default (include "ddp3d.operatorName" .) -}}
+{{- end -}}
+
+{{/*
+Checks across values that values.schema.json cannot express; each failure names its keys.
+*/}}
+{{- define "ddp3d.validate" -}}
+{{- $grace := int .Values.shutdownGraceSeconds -}}
+{{- $period := int .Values.terminationGracePeriodSeconds -}}
+{{- if gt (add $grace 5) $period -}}
+{{- fail (printf "shutdownGraceSeconds (%d) must be at most terminationGracePeriodSeconds (%d) minus 5: the operator may take shutdownGraceSeconds + 1 s to stop, and the kubelet kills it at terminationGracePeriodSeconds" $grace $period) -}}
+{{- end -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail (printf "replicaCount=%d needs leaderElection.enabled=true: without the Lease every replica would reconcile the same jobs" (int .Values.replicaCount)) -}}
+{{- end -}}
+{{- range $key, $_ := .Values.podLabels -}}
+{{- if has $key (list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/component") -}}
+{{- fail (printf "podLabels.%s: the chart sets this selector label itself" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* `helm test`'s objects: ServiceAccount, Role, RoleBinding, TrainingJob (pod: + -reconcile). */}}
+{{- define "ddp3d.testName" -}}
+{{- printf "%s-test" (include "ddp3d.fullname" .) | trunc 53 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* A `helm test` hook of the given weight, deleted once the test passes and before the next run. */}}
+{{- define "ddp3d.testHook" -}}
+helm.sh/hook: test
+helm.sh/hook-weight: {{ .weight | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{/*
+Where `helm test` makes its TrainingJob: the release namespace when the operator watches it
+(watchNamespaces empty or listing it), else the first of watchNamespaces.
+*/}}
+{{- define "ddp3d.testNamespace" -}}
+{{- if or (not .Values.watchNamespaces) (has .Release.Namespace .Values.watchNamespaces) -}}
+{{- .Release.Namespace -}}
+{{- else -}}
+{{- first .Values.watchNamespaces -}}
+{{- end -}}
+{{- end -}}

@@ -4,9 +4,13 @@ Proves: the chart's CRD is the same file as crds/; `helm lint` passes; `helm
 template` renders the expected objects (monitoring objects only when enabled); the
 alert rules and every dashboard query are valid PromQL (promtool) and use only the
 documented ddp3d_* metric names; every alert fires as `promtool test rules` expects
-(alerts_test.yaml); `helm install` into a real API server creates the
-objects; and under RBAC the operator's ServiceAccount may do exactly what the
-operator needs and nothing else (Kueue's rules included, by kueue.enabled and rbac.scope).
+(alerts_test.yaml); values.schema.json and the templates' checks reject bad values naming the
+key, and every value is typed there and listed in README.md; the `helm test` hooks render with
+their own least-privilege RBAC; `helm install` into a real API server creates the
+objects; under RBAC the operator's ServiceAccount may do exactly what the
+operator needs and nothing else (Kueue's rules included, by kueue.enabled and rbac.scope);
+and `helm test` passes against the real operator binary running with the chart's flags and
+ServiceAccount.
 """
 
 import filecmp
@@ -22,12 +26,16 @@ import textwrap
 import time
 import unittest
 
+import yaml  # python3-yaml (a dependency of clang-tidy, which tools/setup.sh installs)
+
 SOURCE_DIR = os.environ.get(
     "DDP3D_SOURCE_DIR",
     os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "testbin"))
 from controlplane import ControlPlane  # noqa: E402
 
+BINARY_DIR = os.environ.get("DDP3D_BINARY_DIR", os.path.join(SOURCE_DIR, "build"))
+OPERATOR = os.path.join(BINARY_DIR, "operator", "ddp3d-operator")
 CHART = os.path.join(SOURCE_DIR, "charts", "ddp3d")
 ALERTS_TEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "alerts_test.yaml")
 RELEASE, NS = "ddp3d", "ddp3d-system"
@@ -78,6 +86,38 @@ def kind_of(doc):
     return re.search(r"^kind:\s*(\S+)", doc, re.M).group(1)
 
 
+def load_values():
+    with open(os.path.join(CHART, "values.yaml")) as f:
+        return yaml.safe_load(f)
+
+
+def value_paths(values, prefix=""):
+    """Every key path of values.yaml ("image.tag"), maps and leaves alike."""
+    for key, value in values.items():
+        path = prefix + key
+        yield path
+        if isinstance(value, dict):
+            yield from value_paths(value, path + ".")
+
+
+def readme_value_keys():
+    """The keys named in the first column of README.md's values table. `a.b` / `.c` names
+    a.c; `a`, `b` lists several."""
+    with open(os.path.join(CHART, "README.md")) as f:
+        text = f.read()
+    table = text.split("\n## Values\n", 1)[1].split("\n## ", 1)[0]
+    keys = set()
+    for line in table.splitlines():
+        if not line.startswith("| `"):
+            continue
+        last = None
+        for token in re.findall(r"`([^`]+)`", line.split(" | ")[0]):
+            key = token if not token.startswith(".") else last.rsplit(".", 1)[0] + token
+            keys.add(key)
+            last = key
+    return keys
+
+
 def documented_metrics():
     with open(os.path.join(CHART, "README.md")) as f:
         return set(re.findall(r"^\| `(ddp3d_[a-z_]+)` \|", f.read(), re.M))
@@ -101,13 +141,28 @@ class ChartOfflineTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def template(self, *sets):
-        args = [self.helm, "template", RELEASE, CHART, "-n", NS]
+    def template(self, *sets, tests=False):
+        """The rendered objects; `tests`: with the `helm test` hooks (install leaves them out)."""
+        args = [self.helm, "template", RELEASE, CHART, "-n", NS] + ([] if tests else ["--skip-tests"])
         for s in sets:
             args += ["--set", s]
         res = run(args)
         self.assertEqual(res.returncode, 0, res.stderr)
         return res.stdout
+
+    def template_fails(self, sets=(), values=None):
+        """helm template's stderr, asserting that it failed."""
+        args = [self.helm, "template", RELEASE, CHART, "-n", NS]
+        for s in sets:
+            args += ["--set", s]
+        if values is not None:
+            path = os.path.join(self.tmp.name, "bad-values.yaml")
+            with open(path, "w") as f:
+                f.write(values)
+            args += ["-f", path]
+        res = run(args)
+        self.assertNotEqual(res.returncode, 0, f"rendered with {sets} {values}:\n{res.stdout[:2000]}")
+        return res.stderr
 
     def test_chart_crd_is_identical_to_crds_dir(self):
         ours = os.path.join(CHART, "crds", "trainingjobs.ddp3d.io.yaml")
@@ -225,13 +280,240 @@ class ChartOfflineTest(unittest.TestCase):
         self.assertNotIn("--kueue", next(d for d in docs if kind_of(d) == "Deployment"))
 
     def test_bad_rbac_scope_values_fail_naming_the_key(self):
-        for sets, message in ((["rbac.scope=namespace"], "rbac.scope=namespace needs watchNamespaces"),
-                              (["rbac.scope=everywhere"], "rbac.scope: expected cluster or namespace")):
-            args = [self.helm, "template", RELEASE, CHART, "-n", NS] + [
-                a for s in sets for a in ("--set", s)]
-            res = run(args)
-            self.assertNotEqual(res.returncode, 0)
-            self.assertIn(message, res.stderr)
+        for sets, message in (
+                (["rbac.scope=namespace"], "rbac.scope=namespace needs watchNamespaces"),
+                (["rbac.scope=everywhere"],
+                 '- rbac.scope: rbac.scope must be one of the following: "cluster", "namespace"')):
+            with self.subTest(sets=sets):
+                self.assertIn(message, self.template_fails(sets))
+
+    # Bad values -> the line of helm's schema error that names the key.
+    BAD_VALUES = [
+        # unknown keys (typos), at the top and further down
+        (["imagee.tag=x"], None, "- (root): Additional property imagee is not allowed"),
+        (["image.tagg=x"], None, "- image: Additional property tagg is not allowed"),
+        (["grafana.dashboards.enable=true"], None,
+         "- grafana.dashboards: Additional property enable is not allowed"),
+        (["leaderElection.name=x"], None, "- leaderElection: Additional property name is not allowed"),
+        (["tests.imag.tag=x"], None, "- tests: Additional property imag is not allowed"),
+        (["resources.request.cpu=1"], None, "- resources: Additional property request is not allowed"),
+        # wrong types
+        (["image.tag=5"], None, "- image.tag: Invalid type. Expected: string, given: integer"),
+        (["replicaCount=two"], None, "- replicaCount: Invalid type. Expected: integer, given: string"),
+        (["leaderElection.enabled=yes"], None,
+         "- leaderElection.enabled: Invalid type. Expected: boolean, given: string"),
+        (["watchNodes=maybe"], None, "- watchNodes: Invalid type. Expected: [boolean,null], given: string"),
+        (["kueue.enabled=1"], None, "- kueue.enabled: Invalid type. Expected: [boolean,null], given: integer"),
+        (["watchNamespaces=team-a"], None,
+         "- watchNamespaces: Invalid type. Expected: array, given: string"),
+        (["podLabels.team=1"], None, "- podLabels.team: Invalid type. Expected: string, given: integer"),
+        (["serviceMonitor.interval=30"], None,
+         "- serviceMonitor.interval: Invalid type. Expected: string, given: integer"),
+        (["shutdownGraceSeconds=3s"], None,
+         "- shutdownGraceSeconds: Invalid type. Expected: integer, given: string"),
+        (["tests.timeoutSeconds=2m"], None,
+         "- tests.timeoutSeconds: Invalid type. Expected: integer, given: string"),
+        ([], "extraEnv: {NAME: value}\n", "- extraEnv: Invalid type. Expected: array, given: object"),
+        ([], "extraEnv: [{name: A, value: 1}]\n",
+         "- extraEnv.0.value: Invalid type. Expected: string, given: integer"),
+        ([], "extraEnv: [{value: x}]\n", "- extraEnv.0: name is required"),
+        # fixed sets
+        (["rbac.scope=cluster-wide"], None, "- rbac.scope: rbac.scope must be one of the following"),
+        (["logLevel=trace"], None, '- logLevel: logLevel must be one of the following: "info", "debug"'),
+        (["image.pullPolicy=always"], None, "- image.pullPolicy: image.pullPolicy must be one of the following"),
+        (["tests.image.pullPolicy=Sometimes"], None,
+         "- tests.image.pullPolicy: tests.image.pullPolicy must be one of the following"),
+        # ranges and forms
+        (["metrics.port=0"], None, "- metrics.port: Must be greater than or equal to 1"),
+        (["health.port=70000"], None, "- health.port: Must be less than or equal to 65535"),
+        (["shutdownGraceSeconds=-1"], None, "- shutdownGraceSeconds: Must be greater than or equal to 0"),
+        ([], 'watchNamespaces: ["team-a,team-b"]\n', "- watchNamespaces.0: Does not match pattern"),
+        ([], "security: {trustedNamespaces: [Infra]}\n",
+         "- security.trustedNamespaces.0: Does not match pattern"),
+        (["extraArgs={workers=8}"], None, "- extraArgs.0: Does not match pattern '^-'"),
+        (["leaderElection.id=My_Lease"], None, "- leaderElection.id: Does not match pattern"),
+    ]
+
+    def test_bad_values_fail_naming_the_key(self):
+        """values.schema.json: each bad value fails `helm template` (and so `helm install`,
+        ChartInstallTest) with a message that names the key."""
+        for sets, values, message in self.BAD_VALUES:
+            with self.subTest(sets=sets, values=values):
+                stderr = self.template_fails(sets, values)
+                self.assertIn("values don't meet the specifications of the schema", stderr)
+                self.assertIn(message, stderr)
+
+    def test_defaults_and_documented_forms_pass_the_schema(self):
+        self.template()
+        self.template("watchNodes=null", "kueue.enabled=true", "image.tag=1.2.3",
+                      "leaderElection.id=ml-team.ddp3d", "logLevel=debug",
+                      "extraEnv[0].name=A", "extraEnv[0].value=b", "podLabels.team=ml",
+                      "resources.requests.cpu=1", "tests.enabled=false")
+        res = run([self.helm, "template", RELEASE, CHART, "-n", NS, "-f", "-"], input=textwrap.dedent("""
+            extraEnv:
+            - name: HTTPS_PROXY
+              valueFrom: {secretKeyRef: {name: proxy, key: url}}
+            imagePullSecrets: [{name: regcred}]
+            tolerations: [{key: dedicated, operator: Equal, value: ops, effect: NoSchedule}]
+            affinity: {nodeAffinity: {}}
+            """))
+        self.assertEqual(res.returncode, 0, res.stderr)
+
+    def test_template_checks_fail_naming_the_keys(self):
+        """What the schema cannot say: relations between values."""
+        for sets, message in (
+                (["shutdownGraceSeconds=26"],
+                 "shutdownGraceSeconds (26) must be at most terminationGracePeriodSeconds (30) minus 5"),
+                (["terminationGracePeriodSeconds=7"],
+                 "shutdownGraceSeconds (3) must be at most terminationGracePeriodSeconds (7) minus 5"),
+                (["replicaCount=2", "leaderElection.enabled=false"],
+                 "replicaCount=2 needs leaderElection.enabled=true"),
+                (["podLabels.app\\.kubernetes\\.io/instance=x"],
+                 "podLabels.app.kubernetes.io/instance: the chart sets this selector label itself")):
+            with self.subTest(sets=sets):
+                self.assertIn(message, self.template_fails(sets))
+        self.template("shutdownGraceSeconds=25")  # the largest that fits 30 s
+        self.template("shutdownGraceSeconds=60", "terminationGracePeriodSeconds=65")
+
+    def test_every_value_has_a_schema_and_a_readme_row(self):
+        with open(os.path.join(CHART, "values.schema.json")) as f:
+            schema = json.load(f)
+        self.assertEqual(schema["$schema"], "http://json-schema.org/draft-07/schema#")
+
+        def check(values, node, prefix):
+            self.assertFalse(node.get("additionalProperties", True) is not False
+                             and "properties" in node, f"{prefix or '(root)'}: not closed")
+            for key, value in values.items():
+                sub = node.get("properties", {}).get(key)
+                self.assertIsNotNone(sub, f"{prefix}{key} has no schema")
+                self.assertIn("type", sub, f"{prefix}{key} has no type")
+                if isinstance(value, dict) and "properties" in sub:
+                    check(value, sub, f"{prefix}{key}.")
+        check(load_values(), schema, "")
+
+        documented = readme_value_keys()
+        paths = set(value_paths(load_values()))
+        leaves = {p for p in paths if not any(q.startswith(p + ".") for q in paths)}
+        for path in sorted(leaves):
+            # Listed itself, or a map it belongs to is (resources, grafana.dashboards.labels).
+            parts = path.split(".")
+            self.assertTrue({".".join(parts[:i]) for i in range(1, len(parts) + 1)} & documented,
+                            f"{path} is not in README.md's values table")
+        self.assertLessEqual(documented, paths, "README.md lists keys values.yaml does not have")
+
+    def test_operator_values_become_flags_env_and_pod_fields(self):
+        deployment = next(d for d in documents(self.template()) if kind_of(d) == "Deployment")
+        self.assertIn("- --leader-election-id=ddp3d-operator", deployment)  # the Lease as before
+        self.assertIn("- --shutdown-grace-seconds=3", deployment)
+        self.assertIn("terminationGracePeriodSeconds: 30", deployment)
+        self.assertIn('- name: DDP3D_LOG_LEVEL\n          value: "info"', deployment)
+        self.assertNotIn("priorityClassName", deployment)
+        obj = yaml.safe_load(next(d for d in documents(self.template(
+            "logLevel=debug", "shutdownGraceSeconds=10", "terminationGracePeriodSeconds=60",
+            "leaderElection.id=team-a-ddp3d", "priorityClassName=system-cluster-critical",
+            "podLabels.team=ml", "podAnnotations.note=x", "extraEnv[0].name=HTTPS_PROXY",
+            "extraEnv[0].value=http://proxy:3128")) if kind_of(d) == "Deployment"))
+        pod = obj["spec"]["template"]
+        container = pod["spec"]["containers"][0]
+        self.assertIn("--leader-election-id=team-a-ddp3d", container["args"])
+        self.assertIn("--shutdown-grace-seconds=10", container["args"])
+        self.assertEqual(pod["spec"]["terminationGracePeriodSeconds"], 60)
+        self.assertEqual(pod["spec"]["priorityClassName"], "system-cluster-critical")
+        self.assertEqual(pod["metadata"]["labels"]["team"], "ml")
+        self.assertEqual(pod["metadata"]["labels"]["app.kubernetes.io/instance"], RELEASE)
+        self.assertEqual(pod["metadata"]["annotations"], {"note": "x"})
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        self.assertEqual(env["DDP3D_LOG_LEVEL"], "debug")
+        self.assertEqual(env["HTTPS_PROXY"], "http://proxy:3128")
+        self.assertIn("POD_NAMESPACE", env)
+        # Without leader election: no Lease flags at all.
+        deployment = next(d for d in documents(self.template("leaderElection.enabled=false"))
+                          if kind_of(d) == "Deployment")
+        self.assertNotIn("--leader-elect", deployment)
+
+    def test_leader_election_id_is_per_release(self):
+        def lease(release, *sets):
+            res = run([self.helm, "template", release, CHART, "-n", NS, "--skip-tests"]
+                      + [a for s in sets for a in ("--set", s)])
+            self.assertEqual(res.returncode, 0, res.stderr)
+            return re.search(r"--leader-election-id=(\S+)", res.stdout).group(1)
+        self.assertEqual(lease("ddp3d"), "ddp3d-operator")
+        self.assertEqual(lease("team-a"), "team-a-ddp3d-operator")
+        self.assertEqual(lease("team-b"), "team-b-ddp3d-operator")
+        self.assertEqual(lease("team-b", "leaderElection.id=shared"), "shared")
+
+    def test_pod_disruption_budget_only_with_more_than_one_replica(self):
+        self.assertNotIn("PodDisruptionBudget", [kind_of(d) for d in documents(self.template())])
+        pdb = yaml.safe_load(next(d for d in documents(self.template("replicaCount=2"))
+                                  if kind_of(d) == "PodDisruptionBudget"))
+        self.assertEqual(pdb["spec"]["minAvailable"], 1)
+        self.assertEqual(pdb["metadata"]["namespace"], NS)
+        self.assertEqual(pdb["spec"]["selector"]["matchLabels"],
+                         {"app.kubernetes.io/name": "ddp3d", "app.kubernetes.io/instance": RELEASE,
+                          "app.kubernetes.io/component": "operator"})
+
+    def test_helm_test_hooks(self):
+        """`helm test`: a ServiceAccount + Role + RoleBinding that may only read the test's
+        TrainingJob, the suspended TrainingJob, and a pod that waits for its phase; each a
+        test hook, ordered by weight, deleted before a rerun and once it passed."""
+        self.assertNotIn("helm.sh/hook", self.template())  # not part of an install
+        objs = [yaml.safe_load(d) for d in documents(self.template(tests=True))]
+        hooks = [o for o in objs if "helm.sh/hook" in o["metadata"].get("annotations", {})]
+        self.assertEqual(sorted((o["kind"], o["metadata"]["name"]) for o in hooks),
+                         [("Pod", "ddp3d-test-reconcile"), ("Role", "ddp3d-test"),
+                          ("RoleBinding", "ddp3d-test"), ("ServiceAccount", "ddp3d-test"),
+                          ("TrainingJob", "ddp3d-test")])
+        weight = {}
+        for o in hooks:
+            ann = o["metadata"]["annotations"]
+            self.assertEqual(ann["helm.sh/hook"], "test")
+            self.assertEqual(ann["helm.sh/hook-delete-policy"], "before-hook-creation,hook-succeeded")
+            self.assertEqual(o["metadata"]["namespace"], NS)
+            weight[o["kind"]] = int(ann["helm.sh/hook-weight"])
+        # RBAC, then the job, then the pod that reads it.
+        self.assertLess(max(weight["ServiceAccount"], weight["Role"], weight["RoleBinding"]),
+                        weight["TrainingJob"])
+        self.assertLess(weight["TrainingJob"], weight["Pod"])
+        role = next(o for o in hooks if o["kind"] == "Role")
+        self.assertEqual(role["rules"], [{"apiGroups": ["ddp3d.io"], "resources": ["trainingjobs"],
+                                          "resourceNames": ["ddp3d-test"],
+                                          "verbs": ["get", "list", "watch"]}])
+        binding = next(o for o in hooks if o["kind"] == "RoleBinding")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "ddp3d-test",
+                                                "namespace": NS}])
+        self.assertEqual(binding["roleRef"]["name"], "ddp3d-test")
+        job = next(o for o in hooks if o["kind"] == "TrainingJob")
+        self.assertIs(job["spec"]["runPolicy"]["suspend"], True)
+        pod = next(o for o in hooks if o["kind"] == "Pod")
+        self.assertEqual(pod["spec"]["serviceAccountName"], "ddp3d-test")
+        self.assertEqual(pod["spec"]["restartPolicy"], "Never")
+        container = pod["spec"]["containers"][0]
+        self.assertEqual(container["image"], "registry.k8s.io/kubectl:v1.32.8")
+        self.assertEqual(container["command"], [
+            "kubectl", "wait", f"--namespace={NS}", "trainingjob.ddp3d.io/ddp3d-test",
+            "--for=jsonpath={.status.phase}=Suspended", "--timeout=120s"])
+        self.assertIs(container["securityContext"]["readOnlyRootFilesystem"], True)
+        self.assertIs(pod["spec"]["securityContext"]["runAsNonRoot"], True)
+        # tests.image and tests.timeoutSeconds; the job follows the watched namespaces.
+        objs = [yaml.safe_load(d) for d in documents(self.template(
+            "tests.image.repository=ddp3d.local/kubectl", "tests.image.tag=v1.36.3",
+            "tests.timeoutSeconds=30", "rbac.scope=namespace", "watchNamespaces={team-a,team-b}",
+            tests=True))]
+        hooks = {o["kind"]: o for o in objs if "helm.sh/hook" in o["metadata"].get("annotations", {})}
+        self.assertEqual(hooks["Pod"]["spec"]["containers"][0]["image"], "ddp3d.local/kubectl:v1.36.3")
+        self.assertIn("--timeout=30s", hooks["Pod"]["spec"]["containers"][0]["command"])
+        self.assertIn("--namespace=team-a", hooks["Pod"]["spec"]["containers"][0]["command"])
+        self.assertEqual(hooks["Pod"]["metadata"]["namespace"], NS)
+        self.assertEqual(hooks["ServiceAccount"]["metadata"]["namespace"], NS)
+        for kind in ("TrainingJob", "Role", "RoleBinding"):
+            self.assertEqual(hooks[kind]["metadata"]["namespace"], "team-a", kind)
+        self.assertEqual(hooks["RoleBinding"]["subjects"][0]["namespace"], NS)
+        # The release namespace among the watched ones: the job stays there.
+        objs = [yaml.safe_load(d) for d in documents(self.template(
+            f"watchNamespaces={{team-a,{NS}}}", tests=True))]
+        self.assertEqual(next(o for o in objs if o["kind"] == "TrainingJob")["metadata"]["namespace"], NS)
+        # tests.enabled=false: no hook at all.
+        self.assertNotIn("helm.sh/hook", self.template("tests.enabled=false", tests=True))
 
     def test_security_values_become_operator_flags(self):
         deployment = next(d for d in documents(self.template(
@@ -399,6 +681,11 @@ class ChartInstallTest(unittest.TestCase):
     def test_install_created_the_objects(self):
         self.assertIn("STATUS: deployed", self.install.stdout)
         self.assertIn("Worker metrics: every training pod serves /metrics", self.install.stdout)  # NOTES.txt
+        self.assertIn("kubectl apply -f examples/cpu-demo/pvc.yaml -f examples/cpu-demo/job.yaml",
+                      self.install.stdout)
+        self.assertIn(f"helm test {RELEASE} -n {NS}", self.install.stdout)
+        # helm install creates no test hook.
+        self.assertIn("NotFound", self.cp.kubectl("-n", NS, "get", "trainingjob", "ddp3d-test").stderr)
         crd = self.get_json("get", "crd", "trainingjobs.ddp3d.io")
         established = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
         self.assertEqual(established.get("Established"), "True")
@@ -443,6 +730,11 @@ class ChartInstallTest(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         deploy = self.get_json("-n", "ops2", "get", "deployment", "second-ddp3d-operator")
         self.assertEqual(deploy["spec"]["replicas"], 2)
+        # Its own Lease, and a PodDisruptionBudget now that there are two replicas.
+        self.assertIn("--leader-election-id=second-ddp3d-operator",
+                      deploy["spec"]["template"]["spec"]["containers"][0]["args"])
+        pdb = self.get_json("-n", "ops2", "get", "poddisruptionbudget", "second-ddp3d-operator")
+        self.assertEqual(pdb["spec"]["minAvailable"], 1)
         self.assertIn("--namespace=team-a,team-b",
                       deploy["spec"]["template"]["spec"]["containers"][0]["args"])
         res = run(helm + ["uninstall", "second"], env=self.helm_env)
@@ -451,6 +743,89 @@ class ChartInstallTest(unittest.TestCase):
         self.assertIn("NotFound", gone.stderr)
         self.get_json("get", "crd", "trainingjobs.ddp3d.io")
         self.get_json("get", "clusterrole", "ddp3d-operator")  # the first release is intact
+
+    def test_bad_values_fail_helm_install(self):
+        res = run([self.helm, "--kubeconfig", self.cp.kubeconfig, "install", "bad", CHART,
+                   "-n", "bad-values", "--set", "logLevel=trace", "--set", "image.tagg=x"],
+                  env=self.helm_env)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertIn('- logLevel: logLevel must be one of the following: "info", "debug"', res.stderr)
+        self.assertIn("- image: Additional property tagg is not allowed", res.stderr)
+
+    def test_helm_test_passes_against_the_operator(self):
+        """`helm test` with the operator binary running with the Deployment's flags as the
+        chart's ServiceAccount. This API server has no kubelet: the test pod's command is run
+        here as the test's ServiceAccount, and its phase written as a kubelet would."""
+        self.assertTrue(os.access(OPERATOR, os.X_OK), f"{OPERATOR} not built")
+        deploy = self.get_json("-n", NS, "get", "deployment", "ddp3d-operator")
+        args = [a for a in deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+                if not a.startswith(("--metrics-address", "--health-address"))]
+        kubeconfig = os.path.join(self.tmp.name, "operator.kubeconfig")
+        self.cp.script("sa-kubeconfig", NS, "ddp3d-operator", kubeconfig)
+        log_path = os.path.join(self.tmp.name, "operator.log")
+        with open(log_path, "w") as log:
+            operator = subprocess.Popen(
+                [OPERATOR, "--kubeconfig", kubeconfig, "--metrics-address=0",
+                 "--health-address=0", *args], stdout=log, stderr=subprocess.STDOUT,
+                env=dict(os.environ, POD_NAME="helm-test-op", POD_NAMESPACE=NS))
+        helm_test = subprocess.Popen(
+            [self.helm, "--kubeconfig", self.cp.kubeconfig, "test", RELEASE, "-n", NS,
+             "--timeout", "120s"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.helm_env)
+        try:
+            def wait(what, fn, timeout=60):
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    value = fn()
+                    if value:
+                        return value
+                    time.sleep(0.2)
+                with open(log_path) as f:
+                    self.fail(f"timed out waiting for {what}; operator log:\n{f.read()[-3000:]}")
+
+            def job_phase():
+                res = self.cp.kubectl("-n", NS, "get", "trainingjob", "ddp3d-test", "-o",
+                                      "jsonpath={.status.phase}")
+                return res.stdout if res.returncode == 0 and res.stdout else None
+            # Helm made the suspended job; the operator (and only it) wrote its phase.
+            self.assertEqual(wait("the test job's phase", job_phase), "Suspended")
+            pod = wait("the test pod", lambda: self.cp.kubectl(
+                "-n", NS, "get", "pod", "ddp3d-test-reconcile", "-o", "json").stdout)
+            pod = json.loads(pod)
+            self.assertEqual(self.cp.kubectl("-n", NS, "get", "pods", "-o", "name").stdout.split(),
+                             ["pod/ddp3d-test-reconcile"])  # a suspended job has no pods
+            # The pod's command, as its ServiceAccount: RBAC lets it do exactly that.
+            command = pod["spec"]["containers"][0]["command"]
+            self.assertEqual(command[0], "kubectl")
+            sa = f"system:serviceaccount:{NS}:{pod['spec']['serviceAccountName']}"
+            res = self.cp.kubectl(*command[1:], f"--as={sa}")
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertIn("trainingjob.ddp3d.io/ddp3d-test condition met", res.stdout)
+            for verb, what in (("get", "trainingjobs/other"), ("list", "trainingjobs"),
+                               ("create", "trainingjobs"), ("delete", "trainingjobs/ddp3d-test"),
+                               ("patch", "trainingjobs/ddp3d-test"), ("get", "pods")):
+                res = self.cp.kubectl("auth", "can-i", verb, what, "-n", NS, f"--as={sa}")
+                self.assertEqual(res.stdout.strip(), "no", (verb, what))
+            # The kubelet's part: the pod exited 0.
+            self.cp.kubectl("-n", NS, "patch", "pod", "ddp3d-test-reconcile", "--subresource=status",
+                            "--type=merge", "-p", '{"status":{"phase":"Succeeded"}}', check=True)
+            out, _ = helm_test.communicate(timeout=90)
+            self.assertEqual(helm_test.returncode, 0, out)
+            self.assertRegex(out, r"TEST SUITE:\s+ddp3d-test-reconcile")
+            self.assertIn("Phase:          Succeeded", out)
+            # Passed: every test object is deleted (hook-succeeded).
+            def gone():
+                res = self.cp.kubectl("-n", NS, "get", "trainingjob/ddp3d-test", "pod/ddp3d-test-reconcile",
+                                      "serviceaccount/ddp3d-test", "role/ddp3d-test",
+                                      "rolebinding/ddp3d-test", "--ignore-not-found", "-o", "name")
+                return res.returncode == 0 and not res.stdout.strip()
+            wait("the test objects' deletion", gone, 30)
+        finally:
+            if helm_test.poll() is None:
+                helm_test.kill()
+                helm_test.wait()
+            operator.terminate()
+            self.assertEqual(operator.wait(timeout=30), 0)
 
     def test_spot_checks_through_can_i(self):
         self.assertTrue(self.can_i("create", "pods", "team-b"))
