@@ -18,6 +18,12 @@ inline constexpr const char* kLabelAttempt = "ddp3d.io/attempt";
 // Pods that are not ranks say what they are: ddp3d.io/role=grow-probe (spec.elastic).
 inline constexpr const char* kLabelRole = "ddp3d.io/role";
 inline constexpr const char* kRoleGrowProbe = "grow-probe";
+// Kubernetes' recommended labels, on every derived object too.
+inline constexpr const char* kLabelAppName = "app.kubernetes.io/name";
+inline constexpr const char* kLabelAppInstance = "app.kubernetes.io/instance";
+inline constexpr const char* kLabelAppComponent = "app.kubernetes.io/component";
+inline constexpr const char* kLabelAppManagedBy = "app.kubernetes.io/managed-by";
+inline constexpr const char* kManagedBy = "ddp3d-operator";
 
 // 64-bit FNV-1a; stable across platforms and releases (names depend on it).
 uint64_t fnv1a64(const std::string& s);

@@ -29,6 +29,9 @@ inline constexpr const char* kCondFullSize = "FullSize";
 // The reason of a condition set without one (a reason is required, as in metav1.Condition).
 inline constexpr const char* kReasonUnspecified = "Unspecified";
 
+// `message` within metav1.Condition's 32768 bytes (cut at a UTF-8 boundary, marked as cut).
+std::string bounded_message(const std::string& message);
+
 // Sets (or adds) a condition. A False condition that was never True is not added, so the list
 // holds only what has happened.
 void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,

@@ -98,14 +98,22 @@ void add_shared_memory_volume(value& spec, value& container) {
 
 }  // namespace
 
-// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret): its name, the
-// job's namespace, the job-name label and the controller ownerReference.
-value owned_metadata(const api::TrainingJob& job, const std::string& name) {
+void add_recommended_labels(value& labels, const api::TrainingJob& job,
+                            const std::string& component) {
+  labels[api::kLabelAppName] = value::string("ddp3d");
+  labels[api::kLabelAppInstance] = value::string(api::job_label_value(job.meta.name));
+  labels[api::kLabelAppComponent] = value::string(component);
+  labels[api::kLabelAppManagedBy] = value::string(api::kManagedBy);
+}
+
+value owned_metadata(const api::TrainingJob& job, const std::string& name,
+                     const std::string& component) {
   value meta = value::object();
   meta["name"] = value::string(name);
   meta["namespace"] = value::string(job.meta.namespace_);
-  object_field(meta, "labels")[api::kLabelJobName] =
-      value::string(api::job_label_value(job.meta.name));
+  value& labels = object_field(meta, "labels");
+  labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
+  add_recommended_labels(labels, job, component);
   meta["ownerReferences"] = owner_references(job);
   return meta;
 }
@@ -155,7 +163,7 @@ value desired_service(const api::TrainingJob& job) {
   value svc = value::object();
   svc["apiVersion"] = value::string("v1");
   svc["kind"] = value::string("Service");
-  svc["metadata"] = owned_metadata(job, api::service_name(job.meta.name));
+  svc["metadata"] = owned_metadata(job, api::service_name(job.meta.name), "rendezvous");
   value& spec = object_field(svc, "spec");
   spec["clusterIP"] = value::string("None");
   // Rendezvous happens before any pod is Ready, so DNS must answer for not-ready pods.
@@ -184,7 +192,7 @@ value desired_network_policy(const api::TrainingJob& job, const std::string& ope
   value np = value::object();
   np["apiVersion"] = value::string("networking.k8s.io/v1");
   np["kind"] = value::string("NetworkPolicy");
-  np["metadata"] = owned_metadata(job, api::network_policy_name(job.meta.name));
+  np["metadata"] = owned_metadata(job, api::network_policy_name(job.meta.name), "network-policy");
   value& spec = object_field(np, "spec");
   spec["podSelector"] = job_pods();
   value types = value::array();
@@ -227,7 +235,8 @@ value desired_rendezvous_secret(const api::TrainingJob& job, int attempt) {
   value secret = value::object();
   secret["apiVersion"] = value::string("v1");
   secret["kind"] = value::string("Secret");
-  secret["metadata"] = owned_metadata(job, api::rendezvous_secret_name(job.meta.name, attempt));
+  secret["metadata"] =
+      owned_metadata(job, api::rendezvous_secret_name(job.meta.name, attempt), "rendezvous-token");
   secret["metadata"]["labels"][api::kLabelAttempt] = value::string(std::to_string(attempt));
   secret["type"] = value::string("Opaque");
   // A token never changes: a new attempt gets a new Secret.
@@ -240,7 +249,7 @@ value desired_pod_group(const api::TrainingJob& job, int attempt, const std::str
   value group = value::object();
   group["apiVersion"] = value::string(api_version);
   group["kind"] = value::string("PodGroup");
-  group["metadata"] = owned_metadata(job, api::pod_group_name(job.meta.name, attempt));
+  group["metadata"] = owned_metadata(job, api::pod_group_name(job.meta.name, attempt), "gang");
   group["metadata"]["labels"][api::kLabelAttempt] = value::string(std::to_string(attempt));
   group["spec"]["schedulingPolicy"]["gang"]["minCount"] =
       value::number(size > 0 ? size : job.spec.nnodes);
@@ -269,6 +278,7 @@ value desired_pod(const api::TrainingJob& job, int rank, int attempt, const std:
   labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
   labels[api::kLabelNodeRank] = value::string(std::to_string(rank));
   labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
+  add_recommended_labels(labels, job, "rank");
   meta["ownerReferences"] = owner_references(job);
   // Annotation-based Prometheus discovery (one port per pod: local rank 0's); the chart's
   // PodMonitor scrapes every local rank's port. A template's own values win (opt-out).
@@ -367,6 +377,7 @@ value desired_grow_probe(const api::TrainingJob& job, int index, int attempt) {
   labels[api::kLabelJobName] = value::string(api::job_label_value(job.meta.name));
   labels[api::kLabelAttempt] = value::string(std::to_string(attempt));
   labels[api::kLabelRole] = value::string(api::kRoleGrowProbe);
+  add_recommended_labels(labels, job, api::kRoleGrowProbe);
   meta["ownerReferences"] = owner_references(job);
   pod["metadata"] = meta;
   // Where a rank's pod could go, and nothing that makes the probe more than a placeholder.

@@ -32,9 +32,16 @@ std::vector<std::pair<std::string, std::string>> contract_env(const api::Trainin
 inline constexpr const char* kRendezvousTokenKey = "token";
 inline constexpr const char* kRendezvousTokenEnv = "DDP3D_RENDEZVOUS_TOKEN";
 
-// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret, Workload): its
-// name, the job's namespace, the job-name label and the controller ownerReference.
-web::json::value owned_metadata(const api::TrainingJob& job, const std::string& name);
+// Metadata of an object the job owns outright (Service, NetworkPolicy, Secret, PodGroup,
+// Workload): its name, the job's namespace, the job-name label, the recommended
+// app.kubernetes.io labels (`component`: what the object is to the job) and the controller
+// ownerReference.
+web::json::value owned_metadata(const api::TrainingJob& job, const std::string& name,
+                                const std::string& component);
+// The recommended labels (app.kubernetes.io/name ddp3d, instance = the job, component,
+// managed-by ddp3d-operator) on every object the operator derives from a job.
+void add_recommended_labels(web::json::value& labels, const api::TrainingJob& job,
+                            const std::string& component);
 
 web::json::value desired_service(const api::TrainingJob& job);
 // spec.network.policy: ingress to the job's pods from the job's pods (rendezvous, Gloo), and

@@ -98,7 +98,7 @@ value desired_workload(const api::TrainingJob& job, const std::string& queue,
   value w = value::object();
   w["apiVersion"] = value::string(kApiVersion);
   w["kind"] = value::string("Workload");
-  value meta = owned_metadata(job, name);
+  value meta = owned_metadata(job, name, "workload");
   meta["labels"][kJobUidLabel] = value::string(job.meta.uid);
   meta["finalizers"] = value::array();
   meta["finalizers"][0] = value::string(kResourceInUseFinalizer);

@@ -203,7 +203,7 @@ class Reconciler {
     if (st.phase != phase) event(event_type, reason, message);
     st.phase = phase;
     st.reason = reason;
-    st.message = message;
+    st.message = bounded_message(message);
     auto* c = &st.conditions;
     // Created stays True from the first pass on; while Pending/Starting it also carries the
     // phase's reason and message (see api::phase_condition_type).

@@ -121,7 +121,11 @@ class ReconcileTest(OperatorSuite):
             self.assertEqual(meta["name"], name)
             self.assertEqual(meta["labels"], {"ddp3d.io/job-name": "contract",
                                               "ddp3d.io/node-rank": str(rank),
-                                              "ddp3d.io/attempt": "0"})
+                                              "ddp3d.io/attempt": "0",
+                                              "app.kubernetes.io/name": "ddp3d",
+                                              "app.kubernetes.io/instance": "contract",
+                                              "app.kubernetes.io/component": "rank",
+                                              "app.kubernetes.io/managed-by": "ddp3d-operator"})
             ref = meta["ownerReferences"][0]
             self.assertEqual((ref["kind"], ref["name"], ref["uid"], ref["controller"],
                               ref["blockOwnerDeletion"]),

@@ -7,6 +7,7 @@
 
 #include "job_fixtures.h"
 #include "operator/api/names.h"
+#include "operator/controller/kueue_workload.h"
 
 namespace ddp3d::op::controller {
 namespace {
@@ -109,6 +110,28 @@ TEST(DesiredPod, IdentityLabelsOwnerAndDns) {
   EXPECT_EQ(c.at("resources").at("limits").at("nvidia.com/gpu").as_string(), "8");
   // Room for the checkpoint on SIGTERM (the launcher gives its ranks 30 s).
   EXPECT_EQ(spec.at("terminationGracePeriodSeconds").as_integer(), 60);
+}
+
+TEST(DesiredObjects, EveryDerivedObjectCarriesTheRecommendedLabels) {
+  auto j = job("pp", 2, 0);
+  j.spec.elastic = api::ElasticSpec{1, 60, 300};
+  const std::vector<std::pair<std::string, value>> objects = {
+      {"rank", desired_pod(j, 0, 0)},
+      {"grow-probe", desired_grow_probe(j, 0, 0)},
+      {"rendezvous", desired_service(j)},
+      {"network-policy", desired_network_policy(j, "ddp3d-system")},
+      {"rendezvous-token", desired_rendezvous_secret(j, 0)},
+      {"gang", desired_pod_group(j, 0, "scheduling.k8s.io/v1alpha2")},
+      {"workload", kueue::desired_workload(j, "team-a", std::nullopt)},
+  };
+  for (const auto& [component, object] : objects) {
+    const value& labels = object.at("metadata").at("labels");
+    EXPECT_EQ(labels.at("app.kubernetes.io/name").as_string(), "ddp3d") << component;
+    EXPECT_EQ(labels.at("app.kubernetes.io/instance").as_string(), "pp") << component;
+    EXPECT_EQ(labels.at("app.kubernetes.io/component").as_string(), component);
+    EXPECT_EQ(labels.at("app.kubernetes.io/managed-by").as_string(), "ddp3d-operator") << component;
+    EXPECT_EQ(labels.at(api::kLabelJobName).as_string(), "pp") << component;
+  }
 }
 
 TEST(DesiredPod, ResumeAutoIsOptOutAndAnExplicitResumeWins) {

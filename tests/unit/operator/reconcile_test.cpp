@@ -410,6 +410,11 @@ TEST(Reconcile, ConditionsAreMetav1ConditionsOfTheGenerationRead) {
   EXPECT_EQ(first.at("observedGeneration").as_integer(), 7);
   EXPECT_TRUE(first.has_string_field("reason"));
   EXPECT_TRUE(first.has_string_field("message"));
+  // A message past metav1's limit is cut, at a character boundary.
+  std::vector<api::Condition> conds;
+  set_condition(&conds, "Running", true, "R", std::string(40000, 'x') + "\u00e9", "t");
+  EXPECT_LE(conds[0].message.size(), 32768u);
+  EXPECT_NE(conds[0].message.find("(cut)"), std::string::npos);
   // A phase entered without a reason still gets one.
   auto restarting = j;
   restarting.status.phase = Phase::kRestarting;
