@@ -188,6 +188,17 @@ ObservedWorkload observe_workload(const value& workload) {
   return w;
 }
 
+value finalizers_without_ours(const ObservedWorkload& workload) {
+  value rest = value::array();
+  const value* meta = field(workload.object, "metadata");
+  const value* finalizers = meta ? field(*meta, "finalizers") : nullptr;
+  if (!finalizers || !finalizers->is_array()) return rest;
+  for (const auto& f : finalizers->as_array()) {
+    if (f.is_string() && f.as_string() != kResourceInUseFinalizer) rest[rest.size()] = f;
+  }
+  return rest;
+}
+
 FlavorPlacement observe_flavor(const value& flavor) {
   FlavorPlacement f;
   const value* spec = field(flavor, "spec");

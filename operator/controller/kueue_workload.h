@@ -74,6 +74,9 @@ struct FlavorPlacement {
 
 FlavorPlacement observe_flavor(const web::json::value& flavor);
 
+// The Workload's finalizers without kResourceInUseFinalizer: what is left once the job lets go.
+web::json::value finalizers_without_ours(const ObservedWorkload& workload);
+
 // `pod` (a desired pod) with the admitted flavors' node labels added to its nodeSelector and
 // their tolerations to its tolerations, as Kueue's jobframework does on admission. A flavor
 // missing from `known` adds nothing.

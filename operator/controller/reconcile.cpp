@@ -403,14 +403,8 @@ class Reconciler {
   // The Workload's quota is no longer the job's: its finalizer goes.
   void let_go(const kueue::ObservedWorkload& w) {
     if (!w.has_finalizer) return;
-    RemoveWorkloadFinalizer a{w.name, w.resource_version, web::json::value::array()};
-    const auto& meta = w.object.at("metadata");
-    for (const auto& f : meta.at("finalizers").as_array()) {
-      if (f.is_string() && f.as_string() != kueue::kResourceInUseFinalizer) {
-        a.remaining_finalizers[a.remaining_finalizers.size()] = f;
-      }
-    }
-    r_.actions.emplace_back(std::move(a));
+    r_.actions.emplace_back(
+        RemoveWorkloadFinalizer{w.name, w.resource_version, kueue::finalizers_without_ours(w)});
   }
 
   // The admitted flavors' node labels and tolerations on every pod created in this pass.

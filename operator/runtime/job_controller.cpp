@@ -293,12 +293,9 @@ void JobController::let_go_of_workloads(const std::string& ns, const std::string
        view.workloads->list_matching({{api::kLabelJobName, api::job_label_value(name)}}, ns)) {
     const auto observed = controller::kueue::observe_workload(*w);
     if (!observed.deleting || !observed.has_finalizer) continue;
-    controller::RemoveWorkloadFinalizer a{observed.name, observed.resource_version, value::array()};
-    for (const auto& f : w->at("metadata").at("finalizers").as_array()) {
-      if (f.is_string() && f.as_string() != controller::kueue::kResourceInUseFinalizer) {
-        a.remaining_finalizers[a.remaining_finalizers.size()] = f;
-      }
-    }
+    const controller::RemoveWorkloadFinalizer a{
+        observed.name, observed.resource_version,
+        controller::kueue::finalizers_without_ours(observed)};
     api::ObjectMeta meta;
     meta.name = name;
     meta.namespace_ = ns;
