@@ -26,6 +26,9 @@ f. Elastic size: a 3-node job with elastic.minNodes 2 while only 2 nodes have an
    runs on 2 (its gang of 3 is not placed within placementTimeoutSeconds) with the global batch
    of 3 and Succeeds; when the third node gets its accelerator back, a probe pod finds the room
    and the job grows back to 3 at a SIGTERM checkpoint, resuming at the iteration it stopped.
+g-j. Kueue (tests/cluster/kueue.sh) on the same cluster: quota between two teams, preemption
+   without a lost step, partial admission of an elastic job, the operator restarted while jobs
+   are queued and admitted (kueue_scenarios.py).
 """
 
 import json
@@ -41,6 +44,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_scenario import (WORKER_IMAGE, WORKER_UID, ClusterScenario, log,  # noqa: E402
                               read_env, run)
+from kueue_scenarios import KueueScenarios  # noqa: E402
 
 NS = "train"
 GPU = "example.com/gpu"
@@ -145,7 +149,7 @@ class PodWatch(threading.Thread):
         self.stop_flag.set()
 
 
-class MultiNodeScenarios(ClusterScenario):
+class MultiNodeScenarios(KueueScenarios, ClusterScenario):
     up_args = ("--nodes", "3", "--capacity", f"{GPU}=1")
     up_env = {"CLUSTER_FEATURE_GATES": "GenericWorkload=true,GangScheduling=true",
               "CLUSTER_RUNTIME_CONFIG": "scheduling.k8s.io/v1alpha2=true"}
