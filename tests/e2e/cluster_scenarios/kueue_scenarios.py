@@ -131,6 +131,15 @@ class KueueScenarios:
     running_pods, steps, job_status)."""
 
     # -- set-up ----------------------------------------------------------------------------
+    def setUp(self):
+        super().setUp()
+        self.started = time.monotonic()
+
+    def tearDown(self):
+        if "_kueue_" in self._testMethodName:  # what these scenarios add to the suite's time
+            log(f"{self._testMethodName.split('_')[1]}: {time.monotonic() - self.started:.1f}s")
+        super().tearDown()
+
     def kueue_ready(self):
         """Kueue on the cluster (once) with the queues of these scenarios."""
         cls = type(self)
