@@ -317,13 +317,15 @@ class OperatorImageTest(DebianPayloadImage, unittest.TestCase):
     def test_chart_flags_are_accepted_by_the_binary(self):
         template = read("charts/ddp3d/templates/deployment.yaml")
         flags = sorted(set(re.findall(r"^\s*- (--[a-z-]+)", template, re.M)))
-        self.assertEqual(flags, ["--allowed-service-accounts", "--health-address", "--leader-elect",
-                                 "--metrics-address", "--namespace", "--trusted-namespaces",
-                                 "--watch-nodes"])
+        self.assertEqual(flags, ["--allowed-service-accounts", "--health-address", "--kueue",
+                                 "--leader-elect", "--leader-election-id", "--metrics-address",
+                                 "--namespace", "--shutdown-grace-seconds",
+                                 "--trusted-namespaces", "--watch-nodes"])
         # The chart's rendered form (values.yaml defaults), parsed by the real binary.
-        argv = ["--leader-elect", "--metrics-address=:8080", "--health-address=:8081",
-                "--namespace=a,b", "--trusted-namespaces=c", "--allowed-service-accounts=default",
-                "--watch-nodes=true", "--help"]
+        argv = ["--leader-elect", "--leader-election-id=ddp3d-operator",
+                "--metrics-address=:8080", "--health-address=:8081", "--namespace=a,b",
+                "--trusted-namespaces=c", "--allowed-service-accounts=default",
+                "--watch-nodes=true", "--kueue=false", "--shutdown-grace-seconds=3", "--help"]
         res = subprocess.run([OPERATOR_BIN, *argv], capture_output=True, text=True, timeout=30)
         self.assertEqual(res.returncode, 0, res.stderr)
         res = subprocess.run([OPERATOR_BIN, "--no-such-flag", "--help"], capture_output=True,
