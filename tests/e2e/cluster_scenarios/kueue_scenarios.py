@@ -26,6 +26,14 @@ i. Partial admission: an elastic job (nnodes 3, minNodes 2) in a queue with room
 j. The operator's pod deleted (its Deployment makes a new one) while one job is admitted and
    one queued: one Workload per job, the admitted job's pods unchanged, none added, and it
    trains on; deleted, its Workload is let go and the queued job is admitted and Succeeds.
+k. What Kueue says and does beyond quota: a queue-name label that is no label value is
+   refused by the API server; a job in a LocalQueue that does not exist waits Queued with
+   Kueue's own words (QuotaReserved Inadmissible, "LocalQueue ... doesn't exist") and no pod,
+   and is admitted once the LocalQueue is created; a Workload deleted by hand while its job
+   runs stops the job's pods (Queued, WorkloadDeleted), is let go, and a new Workload is
+   admitted and runs a new attempt; with Kueue restarted with waitForPodsReady (20 s), a job
+   whose pod cannot be scheduled is evicted (PodsReadyTimeout) after the timeout, its pod
+   deleted and the admission released, restarts 0; Kueue is then put back as it was.
 """
 
 import datetime
@@ -150,10 +158,7 @@ class KueueScenarios:
         self.shared_volume()
         if getattr(cls, "kueue_up", False):
             return
-        t0 = time.monotonic()
-        res = run(["bash", os.path.join(CLUSTER, "kueue.sh"), self.dir])
-        self.assertEqual(res.returncode, 0, f"kueue.sh failed:\n{res.stderr[-4000:]}")
-        log(f"kueue.sh: {time.monotonic() - t0:.1f}s")
+        log(f"kueue.sh: {self.kueue_sh()[1]:.1f}s")
         self.kubectl("label", "nodes", "--all", "--overwrite", "=".join(FLAVOR_LABEL))
 
         def cq(name, gpus):
@@ -188,11 +193,21 @@ class KueueScenarios:
         ]
         self.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List",
                                                            "items": items}))
-        for name in ("team-a", "team-b"):
+        self.wait_queues_active()
+        cls.kueue_up = True
+
+    def kueue_sh(self, *args):
+        """tests/cluster/kueue.sh DIR ARGS; returns its result and the seconds it took."""
+        t0 = time.monotonic()
+        res = run(["bash", os.path.join(CLUSTER, "kueue.sh"), self.dir, *args])
+        self.assertEqual(res.returncode, 0, f"kueue.sh failed:\n{res.stderr[-4000:]}")
+        return res, time.monotonic() - t0
+
+    def wait_queues_active(self):
+        for name in TEAMS:
             self.wait(f"ClusterQueue {name} Active", 60, lambda n=name: (
                 conditions(self.get("clusterqueue", n)).get("Active", {}).get("status") == "True",
                 self.get("clusterqueue", n).get("status")))
-        cls.kueue_up = True
 
     def restart_operator(self):
         """Deletes the operator's pod; returns the seconds until its Deployment's new pod is
@@ -219,10 +234,10 @@ class KueueScenarios:
                                                            "items": items}))
 
     def kueue_job(self, name, namespace, nnodes, epochs, queue="team-a", priority=None,
-                  elastic=None, cfg=()):
+                  elastic=None, cfg=(), node_selector=None, check=True):
         """A toy TrainingJob in `queue` (None: no label) whose every pod needs one
         example.com/gpu. In the jobs' namespace its work dir is on the shared volume,
-        elsewhere on an emptyDir."""
+        elsewhere on an emptyDir. Returns kubectl apply's result (check=False: not checked)."""
         if namespace == self.jobs_ns:
             volume = {"name": "data", "persistentVolumeClaim": {"claimName": "shared-data"}}
         else:
@@ -235,6 +250,8 @@ class KueueScenarios:
             "volumes": [volume]}
         if priority:
             pod["priorityClassName"] = priority
+        if node_selector:
+            pod["nodeSelector"] = node_selector
         job = {
             "apiVersion": "ddp3d.io/v1alpha1", "kind": "TrainingJob",
             "metadata": {"name": name, "namespace": namespace,
@@ -247,7 +264,7 @@ class KueueScenarios:
                 "runPolicy": {"backoffLimit": 0, "nodeLossTimeoutSeconds": 5}}}
         if elastic:
             job["spec"]["elastic"] = elastic
-        self.kubectl("apply", "-f", "-", stdin=json.dumps(job))
+        return self.kubectl("apply", "-f", "-", stdin=json.dumps(job), check=check)
 
     # -- reading ---------------------------------------------------------------------------
     def tj(self, namespace, name):
@@ -694,3 +711,174 @@ class KueueScenarios:
         log(f"operator restart: one Workload per job, the admitted job's pods kept and training "
             f"(steps {first}), the queued one admitted once the quota freed and Succeeded, "
             f"{time.monotonic() - t0:.1f}s after the operator pod's deletion")
+
+    def test_k_kueue_missing_queue_deleted_workload_and_pods_ready_timeout(self):
+        self.kueue_ready()
+        ns = self.jobs_ns
+        # Hostile input (no Kueue involved): a queue name that is no label value is refused by
+        # the API server at create, naming the labels and the value.
+        for bad in ("q" * 70, "team a"):
+            res = self.kueue_job("k-bad-label", ns, 1, 1, queue=bad, check=False)
+            self.assertNotEqual(res.returncode, 0, f"label {QUEUE_LABEL}={bad!r} accepted")
+            self.assertIn("metadata.labels", res.stderr)
+            self.assertIn(f'"{bad}"', res.stderr)
+        self.assertNotEqual(self.kubectl("-n", ns, "get", "tj", "k-bad-label", check=False).returncode, 0)
+
+        late, rerun, stuck = "k-late", "k-rerun", "k-stuck"  # jobs; `late` is also its queue
+        pods = pod_watch(self.cp_env, ns)
+        jobs = job_watch(self.cp_env, ns)
+        wls = Watch(self.cp_env, f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads?watch=1")
+        try:
+            t0 = time.monotonic()
+            self.kueue_job(late, ns, 1, 2, queue=late)  # no LocalQueue of that name yet
+            self.kueue_job(rerun, ns, 1, 400)           # long: deleted once it has run again
+
+            # 1. A LocalQueue that does not exist: Kueue's reason and words in the job's status.
+            def says_missing():
+                w = self.workloads(ns, late)
+                reserved = (conditions(w[0]).get("QuotaReserved") or {}) if w else {}
+                st = self.tj(ns, late).get("status") or {}
+                queued = conditions({"status": st}).get("Queued") or {}
+                return (reserved.get("status") == "False" and reserved.get("message")
+                        and st.get("phase") == "Queued" and queued.get("status") == "True"
+                        and queued.get("reason") == reserved.get("reason")
+                        and reserved["message"] in queued.get("message", "")), (reserved, queued)
+            reserved, queued = self.wait_job(ns, late, "Queued with Kueue's words on the missing "
+                                             "LocalQueue", 30, says_missing)
+            t_missing = time.monotonic()
+            self.assertEqual(reserved["reason"], "Inadmissible", reserved)
+            self.assertIn(f"LocalQueue {late}", reserved["message"])
+            self.assertIn("exist", reserved["message"])
+            self.assertEqual(self.job_pods(ns, late), [])
+            self.kubectl("apply", "-f", "-", stdin=json.dumps({
+                "apiVersion": API, "kind": "LocalQueue", "metadata": {"name": late, "namespace": ns},
+                "spec": {"clusterQueue": "team-a"}}))
+            t_lq = time.monotonic()
+            self.wait_admitted(ns, late, 30)
+            t_late = time.monotonic()
+            self.assertEqual([e for e in pods.of(lambda o: job_of(o) == late)
+                              if e[0] < t_lq], [], f"{late} had a pod before its LocalQueue")
+            log(f"missing LocalQueue: submitted -> Queued ({reserved['reason']}: "
+                f"{reserved['message']!r}) {t_missing - t0:.1f}s; LocalQueue created -> "
+                f"admitted {t_late - t_lq:.1f}s")
+
+            # 2. The Workload deleted by hand while its job runs.
+            self.wait_job_phase(ns, rerun, "Running", 120)
+            old_wl = self.workload(ns, rerun)
+            old_pods = {p["metadata"]["uid"] for p in self.live_pods(ns, rerun, 1)}
+            st0 = self.job_status(rerun)
+            t_del = time.monotonic()
+            self.kubectl("-n", ns, "delete", WORKLOADS, old_wl["metadata"]["name"], "--wait=false")
+            self.wait_job(ns, rerun, "its pods gone", 60, lambda: (
+                not old_pods & {p["metadata"]["uid"] for p in self.job_pods(ns, rerun)},
+                [p["metadata"]["name"] for p in self.job_pods(ns, rerun)]), interval=0.25)
+
+            def new_admitted():
+                w = self.workloads(ns, rerun)
+                ok = (len(w) == 1 and w[0]["metadata"]["uid"] != old_wl["metadata"]["uid"]
+                      and (conditions(w[0]).get("Admitted") or {}).get("status") == "True")
+                return ok, [(x["metadata"]["uid"], x["metadata"].get("deletionTimestamp"),
+                             {k: v["status"] for k, v in conditions(x).items()}) for x in w]
+            self.wait_job(ns, rerun, "a new Workload admitted", 60, new_admitted, interval=0.25)
+            new_wl = self.workload(ns, rerun)
+            t_new = time.monotonic()
+            self.check_workload_shape(new_wl, ns, rerun, 1)
+            attempt = st0["attempt"] + 1
+            self.running_pods(rerun, attempt, 1)
+            t_rerun = time.monotonic()
+            self.wait_job_phase(ns, rerun, "Running", 60)
+            st = self.job_status(rerun)
+            self.assertEqual((st["attempt"], st["restarts"], st["disruptions"]),
+                             (attempt, st0["restarts"], st0["disruptions"]), st)
+            self.assertIn("Queued(WorkloadDeleted)", phases(jobs, rerun))
+            # In order: the old pods deleted, the old Workload gone (our finalizer removed),
+            # then the new Workload created.
+            old_uid, new_uid = old_wl["metadata"]["uid"], new_wl["metadata"]["uid"]
+            pods_deleted = [t for t, kind, o in pods.of(lambda o: o["metadata"]["uid"] in old_pods)
+                            if kind == "DELETED"]
+            old_deleted = [t for t, kind, o in wls.of(lambda o: o["metadata"]["uid"] == old_uid)
+                           if kind == "DELETED"]
+            new_added = [t for t, kind, o in wls.of(lambda o: o["metadata"]["uid"] == new_uid)
+                         if kind == "ADDED"]
+            self.assertTrue(pods_deleted and old_deleted and new_added,
+                            "watch events: old pod DELETED, old Workload DELETED, new ADDED")
+            self.assertLess(max(pods_deleted), min(old_deleted))
+            self.assertLess(min(old_deleted), min(new_added))
+            # Times from the deletion, as the watches saw them (the polls lag behind).
+            log(f"Workload deleted by hand: -> pod gone {max(pods_deleted) - t_del:.1f}s -> old "
+                f"Workload gone {min(old_deleted) - t_del:.1f}s -> new one created "
+                f"{min(new_added) - t_del:.1f}s, admitted (poll) {t_new - t_del:.1f}s -> attempt "
+                f"{attempt} Running (poll) {t_rerun - t_del:.1f}s; phases {phases(jobs, rerun)}")
+            self.kubectl("-n", ns, "delete", "trainingjob", rerun, "--wait=true", "--timeout=120s")
+            self.wait_job_phase(ns, late, "Succeeded", 300)
+            self.wait_finished(ns, late)
+        finally:
+            pods.stop()
+            jobs.stop()
+            wls.stop()
+            self.kubectl("-n", ns, "delete", "localqueue", late, "--ignore-not-found", check=False)
+        log(f"missing LocalQueue: {late} Succeeded, {time.monotonic() - t_lq:.1f}s after its "
+            f"LocalQueue was created")
+
+        # 3. waitForPodsReady as Kueue documents it: Kueue restarted with a 20 s timeout.
+        try:
+            res, took = self.kueue_sh("--wait-for-pods-ready", "20s")
+            self.assertIn("configuration changed: restarting kueue", res.stderr)
+            with open(os.path.join(self.dir, "kueue", "config.yaml")) as f:
+                self.assertIn("waitForPodsReady:\n  timeout: 20s", f.read())
+            self.wait_queues_active()
+            log(f"kueue.sh --wait-for-pods-ready 20s (Kueue restarted): {took:.1f}s")
+            # Its rank's pod can never be scheduled: no node has that label.
+            self.kueue_job(stuck, ns, 1, 1, node_selector={"ddp3d.io/nowhere": "true"})
+            wl = self.wait_admitted(ns, stuck, 30)
+            admitted_at = stamp(conditions(wl)["Admitted"]["lastTransitionTime"])
+
+            def waiting_for_start():
+                w = self.workload(ns, stuck)
+                c = conditions(w).get("PodsReady") or {}
+                ps = self.job_pods(ns, stuck)
+                return (c.get("status") == "False" and c.get("reason") == "WaitForStart"
+                        and len(ps) == 1 and ps[0]["status"].get("phase") == "Pending"), \
+                    (c, [(p["metadata"]["name"], p["status"].get("phase")) for p in ps])
+            self.wait_job(ns, stuck, "PodsReady False/WaitForStart, its pod Pending", 15,
+                          waiting_for_start)
+
+            def evicted():
+                w = self.workload(ns, stuck)
+                return (conditions(w).get("Evicted") or {}).get("status") == "True", w
+            wl_ev = self.wait_job(ns, stuck, "Workload Evicted", 60, evicted, interval=0.25)
+            t_ev = time.monotonic()
+            ev = conditions(wl_ev)["Evicted"]
+            self.assertEqual(ev["reason"], "PodsReadyTimeout", ev)
+            after = stamp(ev["lastTransitionTime"]) - admitted_at
+            self.assertGreaterEqual(after, 19, "evicted before the timeout")  # 1 s timestamps
+            self.assertEqual((conditions(wl_ev).get("PodsReady") or {}).get("reason"), "WaitForStart",
+                             "the PodsReady condition the operator kept until the eviction")
+
+            def released():
+                w = self.workload(ns, stuck)
+                st = self.tj(ns, stuck).get("status") or {}
+                queued = conditions({"status": st}).get("Queued") or {}
+                return (not (w.get("status") or {}).get("admission")
+                        and (conditions(w).get("QuotaReserved") or {}).get("status") == "False"
+                        and st.get("phase") == "Queued" and queued.get("reason") == "Evicted"
+                        and not self.job_pods(ns, stuck)), (st, w.get("status"))
+            st = self.wait_job(ns, stuck, "Queued (Evicted), no pod, the admission released", 30,
+                               released, interval=0.25)[0]
+            t_rel = time.monotonic()
+            self.assertIn("PodsReadyTimeout", conditions({"status": st})["Queued"]["message"])
+            self.assertEqual((st["restarts"], st["disruptions"]), (0, 0), st)
+            log(f"waitForPodsReady 20s: admitted -> Evicted (PodsReadyTimeout) {after:.0f}s (API "
+                f"timestamps) -> pod gone and admission released {t_rel - t_ev:.1f}s; restarts 0")
+            self.kubectl("-n", ns, "delete", "trainingjob", stuck, "--wait=true", "--timeout=60s")
+            self.wait(f"{stuck}'s Workload gone", 30,
+                      lambda: (not self.workloads(ns, stuck), self.workloads(ns, stuck)))
+        finally:
+            # Kueue as kueue_ready started it (without waitForPodsReady unless the environment's
+            # KUEUE_WAIT_FOR_PODS_READY asks for it).
+            res, took = self.kueue_sh()
+            if os.environ.get("KUEUE_WAIT_FOR_PODS_READY", "off") in ("", "off"):
+                with open(os.path.join(self.dir, "kueue", "config.yaml")) as f:
+                    self.assertNotIn("waitForPodsReady", f.read())
+            self.wait_queues_active()
+            log(f"kueue.sh (waitForPodsReady off again, Kueue restarted): {took:.1f}s")

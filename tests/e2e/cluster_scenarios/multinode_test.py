@@ -26,9 +26,10 @@ f. Elastic size: a 3-node job with elastic.minNodes 2 while only 2 nodes have an
    runs on 2 (its gang of 3 is not placed within placementTimeoutSeconds) with the global batch
    of 3 and Succeeds; when the third node gets its accelerator back, a probe pod finds the room
    and the job grows back to 3 at a SIGTERM checkpoint, resuming at the iteration it stopped.
-g-j. Kueue (tests/cluster/kueue.sh) on the same cluster: quota between two teams, preemption
+g-k. Kueue (tests/cluster/kueue.sh) on the same cluster: quota between two teams, preemption
    without a lost step, partial admission of an elastic job, the operator restarted while jobs
-   are queued and admitted (kueue_scenarios.py).
+   are queued and admitted, a missing LocalQueue, a Workload deleted by hand and
+   waitForPodsReady's eviction (kueue_scenarios.py).
 """
 
 import json
