@@ -45,13 +45,38 @@ if(DDP3D_WITH_CUDA)
     set(CUDA_TOOLKIT_ROOT_DIR "${DDP3D_CUDA_ROOT}" CACHE PATH "")
     set(CMAKE_CUDA_COMPILER "${DDP3D_CUDA_ROOT}/bin/nvcc" CACHE FILEPATH "")
   endif()
-  # CUDA 13 supports sm_75 and newer; the default targets the H100/H200 (sm_90).
-  set(DDP3D_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures for ddp3d's kernels")
+  # CMake's CUDA_ARCHITECTURES syntax: "NN-real" is SASS (a cubin) for sm_NN only, a plain
+  # "NN" is SASS plus PTX for compute_NN, "NN-virtual" is PTX only. The default: cubins for the
+  # A100 (80), A10G/A40 (86), L4/L40S (89) and H100/H200 (90), and compute_90 PTX that the
+  # driver JIT-compiles on GPUs newer than all of these. CUDA 13 has nothing below sm_75.
+  # tests/build/cuda_architectures.sh checks that the kernels' objects carry exactly this.
+  set(DDP3D_CUDA_ARCHITECTURES "80-real;86-real;89-real;90" CACHE STRING
+      "CUDA architectures for ddp3d's kernels (CMake CUDA_ARCHITECTURES syntax)")
   set(CMAKE_CUDA_ARCHITECTURES ${DDP3D_CUDA_ARCHITECTURES})
   if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
-    # TorchConfig otherwise probes for a GPU to pick its FindCUDA flags; give it the same list.
-    string(REGEX REPLACE "([0-9])([0-9])[a-z]*" "\\1.\\2" TORCH_CUDA_ARCH_LIST
-           "${DDP3D_CUDA_ARCHITECTURES}")
+    # TorchConfig otherwise probes for a GPU to pick its FindCUDA flags; give it the same list
+    # in its own syntax: "8.0" is SASS only, "9.0+PTX" adds PTX, arch suffixes stay ("9.0a").
+    # It has no PTX-only form, so "NN-virtual" becomes "N.N+PTX" (a superset). These flags go
+    # to FindCUDA's CUDA_NVCC_FLAGS only; our kernels use CMAKE_CUDA_ARCHITECTURES above.
+    set(TORCH_CUDA_ARCH_LIST "")
+    foreach(_arch IN LISTS DDP3D_CUDA_ARCHITECTURES)
+      if(_arch MATCHES "^([0-9]+)([0-9])([af]?)(-real|-virtual)?$")
+        set(_torch_arch "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}${CMAKE_MATCH_3}")
+        if(NOT CMAKE_MATCH_4 STREQUAL "-real")
+          string(APPEND _torch_arch "+PTX")
+        endif()
+      elseif(_arch STREQUAL "native")
+        set(_torch_arch "Auto")
+      elseif(_arch STREQUAL "all" OR _arch STREQUAL "all-major")
+        set(_torch_arch "All")
+      else()
+        message(FATAL_ERROR "DDP3D_CUDA_ARCHITECTURES: cannot read '${_arch}' "
+                            "(expected e.g. 90, 90-real, 90-virtual, 90a, native, all)")
+      endif()
+      list(APPEND TORCH_CUDA_ARCH_LIST "${_torch_arch}")
+    endforeach()
+    message(STATUS "ddp3d: CUDA architectures ${DDP3D_CUDA_ARCHITECTURES} "
+                   "(TORCH_CUDA_ARCH_LIST ${TORCH_CUDA_ARCH_LIST})")
   endif()
   list(APPEND CMAKE_PREFIX_PATH "${DDP3D_TORCH_DIR}/share/cmake")
   find_package(Torch REQUIRED)
