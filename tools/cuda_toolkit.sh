@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Assembles a CUDA toolkit (nvcc + headers + link libraries) from PyPI wheels, matching the CUDA
-# runtime that the torch wheel in the LibTorch venv was built against, and prints its root
-# (usable as CUDAToolkit_ROOT / -DDDP3D_CUDA_ROOT) on stdout.
+# Assembles a CUDA toolkit (nvcc + headers + link libraries + cuobjdump) from PyPI wheels,
+# matching the CUDA runtime that the torch wheel in the LibTorch venv was built against, and
+# prints its root (usable as CUDAToolkit_ROOT / -DDDP3D_CUDA_ROOT) on stdout.
 #
 #   root=$(bash tools/cuda_toolkit.sh)      # idempotent; cached under $DDP3D_CACHE
 #
 # Why: PyPI's torch is a CUDA build whose find_package(Torch) needs a toolkit, and neither
-# this project's machines nor Debian main carry one. The compiler side (nvcc, crt, nvvm) and
-# cccl/cudart/curand come from NVIDIA's wheels pinned to the venv's versions; the large
-# libraries torch already depends on (cuBLAS, cuFFT, cuSPARSE, cuSOLVER, NVRTC, NVTX, CUPTI)
-# are linked in from the venv rather than downloaded twice, so the build links exactly the
-# libraries torch loads at run time.
+# this project's machines nor Debian main carry one. The compiler side (nvcc, crt, nvvm;
+# cuobjdump for tests/build/cuda_architectures.sh) and cccl/cudart/curand come from NVIDIA's
+# wheels pinned to the venv's versions; the large libraries torch already depends on (cuBLAS,
+# cuFFT, cuSPARSE, cuSOLVER, NVRTC, NVTX, CUPTI) are linked in from the venv rather than
+# downloaded twice, so the build links exactly the libraries torch loads at run time.
 #
 # libcuda (the driver) ships with the GPU driver, never in a wheel. The toolkit gets an empty
 # lib/stubs/libcuda.so (soname libcuda.so.1, like NVIDIA's stubs) so that CMake's
@@ -46,7 +46,17 @@ EOF
 [[ -n "$cudart_version" ]] || die "cannot read nvidia-cuda-runtime's version from $VENV"
 
 TOOLKIT="${DDP3D_CUDA_ROOT:-$DDP3D_CACHE/cuda-toolkit-$cudart_version}"
-if [[ -f "$TOOLKIT/.ddp3d-ready" ]]; then
+# A toolkit assembled before cuobjdump was part of it is assembled again (seconds).
+ready() { [[ -f "$TOOLKIT/.ddp3d-ready" && -x "$TOOLKIT/bin/cuobjdump" ]]; }
+if ready; then
+  echo "$TOOLKIT"
+  exit 0
+fi
+# One assembler at a time (setup, a test and tools/gpu_check.sh may start together).
+mkdir -p "$(dirname "$TOOLKIT")"
+exec 9>"$TOOLKIT.lock"
+flock 9
+if ready; then
   echo "$TOOLKIT"
   exit 0
 fi
@@ -56,9 +66,12 @@ rm -rf "$TOOLKIT" "$TOOLKIT.wheels"
 "$VENV/bin/pip" install -q --no-deps --disable-pip-version-check --target "$TOOLKIT.wheels" \
   "nvidia-cuda-nvcc==$cudart_version" "nvidia-cuda-crt==$cudart_version" \
   "nvidia-nvvm==$cudart_version" "nvidia-cuda-runtime==$cudart_version" \
-  "nvidia-cuda-cccl==$cudart_version" "nvidia-curand==${curand_spec}.*" >&2
+  "nvidia-cuda-cccl==$cudart_version" "nvidia-cuda-cuobjdump==$cudart_version" \
+  "nvidia-curand==${curand_spec}.*" >&2
 wheel_cuda="$TOOLKIT.wheels/nvidia/cu13"
-[[ -x "$wheel_cuda/bin/nvcc" ]] || die "nvcc missing from $wheel_cuda/bin after pip install"
+for tool in nvcc cuobjdump; do
+  [[ -x "$wheel_cuda/bin/$tool" ]] || die "$tool missing from $wheel_cuda/bin after pip install"
+done
 
 # nvcc.profile locates everything relative to bin/.., so the root holds the wheels' tree.
 mkdir -p "$TOOLKIT"
