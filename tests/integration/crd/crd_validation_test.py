@@ -1,7 +1,10 @@
 """The TrainingJob CRD against a real kube-apiserver + etcd (tests/testbin).
 
 Proves: the CRD installs and becomes Established; examples/job.yaml is accepted, and so are
-examples/kueue/ (the queued job, and the queues against Kueue's own CRDs);
+examples/kueue/ (the queued job, and the queues against Kueue's own CRDs) and the KITTI
+walk-through's manifests (examples/kitti/, examples/kitti-gt-db-pod.yaml: the API server and
+Pod Security "restricted" accept them, they share the job's volume, config and work dir, and
+name only images the documented builds make);
 defaults are applied by the server; a name far longer than 63 characters is
 accepted; every invalid TrainingJob in the table is rejected by the API server with
 an error naming the offending field; the gang shape is immutable unless suspended;
@@ -29,6 +32,9 @@ import kueue_crds  # noqa: E402
 
 NS = "default"
 CONFIG = "configs/pointpillars/pointpillars_hv_secfpn_8xb6-160e_kitti-3d-car.yaml"
+# The CUDA worker as docs/images.md builds it (REGISTRY/ddp3d/worker:0.1.0), with the
+# placeholder registry the GPU examples name.
+CUDA_WORKER_IMAGE = "registry.example.com/ddp3d/worker:0.1.0"
 
 MINIMAL = {
     "apiVersion": "ddp3d.io/v1alpha1",
@@ -322,7 +328,64 @@ class TrainingJobCRDTest(unittest.TestCase):
         self.assertEqual(spec["gpusPerNode"], 8)
         self.assertEqual(spec["config"], CONFIG)
         self.assertEqual(spec["template"]["spec"]["volumes"][0]["name"], "data")  # not pruned
+        self.assertEqual(spec["template"]["spec"]["securityContext"]["fsGroup"], 10001)
         self.assertEqual(spec["env"][1]["valueFrom"]["configMapKeyRef"]["name"], "nccl")
+        self.assertEqual(spec["image"], CUDA_WORKER_IMAGE)
+        with open(os.path.join(SOURCE_DIR, "docs", "images.md")) as f:
+            self.assertIn("docker/worker.Dockerfile     -t REGISTRY/ddp3d/worker:0.1.0", f.read())
+
+    def test_kitti_examples_apply_under_restricted_pod_security(self):
+        """docs/kitti-on-kubernetes.md's manifests: each is accepted by the API server (server
+        dry run) in a namespace that enforces Pod Security "restricted", mounts the PVC that
+        examples/kitti/pvc.yaml makes and examples/job.yaml mounts, and runs what the job
+        trains (config, work dir) with the worker's real subcommands and scripts."""
+        ns = "kitti-example"
+        self.cp.kubectl("create", "namespace", ns, check=True)
+        self.cp.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted",
+                        check=True)
+        # No controller-manager here: the ServiceAccount admission plugin needs the default one.
+        self.cp.kubectl("-n", ns, "create", "serviceaccount", "default")
+        examples = os.path.join(SOURCE_DIR, "examples")
+        applied = {}
+        for name in ("kitti/pvc.yaml", "kitti/data-pod.yaml", "kitti-gt-db-pod.yaml",
+                     "kitti/dist-test-pod.yaml"):
+            with self.subTest(example=name):
+                res = self.cp.kubectl("-n", ns, "apply", "--dry-run=server", "-o", "json", "-f",
+                                      os.path.join(examples, name))
+                self.assertEqual(res.returncode, 0, res.stderr)
+                self.assertNotIn("Warning", res.stderr)  # Pod Security warns before it refuses
+                applied[name] = json.loads(res.stdout)
+        job_spec = json.loads(self.cp.kubectl(
+            "create", "--dry-run=client", "-o", "json", "-f",
+            os.path.join(examples, "job.yaml"), check=True).stdout)["spec"]
+        claim = applied["kitti/pvc.yaml"]["metadata"]["name"]
+        self.assertEqual(applied["kitti/pvc.yaml"]["spec"]["accessModes"], ["ReadWriteMany"])
+        self.assertEqual(job_spec["template"]["spec"]["volumes"][0]["persistentVolumeClaim"],
+                         {"claimName": claim})
+        work_dir = job_spec["args"][job_spec["args"].index("--work-dir") + 1]
+        with open(os.path.join(SOURCE_DIR, "tools", "build_images.sh")) as f:
+            built = set(re.findall(r"^#\s+\S+\.tar\s+docker\.io/(\S+)$", f.read(), re.M))
+        for name in ("kitti/data-pod.yaml", "kitti-gt-db-pod.yaml", "kitti/dist-test-pod.yaml"):
+            pod = applied[name]["spec"]
+            with self.subTest(example=name):
+                self.assertEqual(pod["volumes"][0]["persistentVolumeClaim"], {"claimName": claim})
+                self.assertEqual(pod["containers"][0]["volumeMounts"][0]["mountPath"],
+                                 "/workspace/ddp3d/data")
+                self.assertEqual(pod["securityContext"]["fsGroup"], 10001)
+                image = pod["containers"][0]["image"]
+                self.assertIn(image, built | {CUDA_WORKER_IMAGE})
+        # create-gt-db is the worker's subcommand; the GPU pod gets a GPU and the CUDA image.
+        gt_db = applied["kitti-gt-db-pod.yaml"]["spec"]["containers"][0]["command"]
+        self.assertEqual(gt_db[:4], ["/usr/local/bin/ddp3d", "data", "create-gt-db", "data/kitti"])
+        with open(os.path.join(SOURCE_DIR, "worker", "cli", "data_command.cpp")) as f:
+            self.assertIn('"create-gt-db"', f.read())
+        test = applied["kitti/dist-test-pod.yaml"]["spec"]["containers"][0]
+        self.assertEqual(test["image"], CUDA_WORKER_IMAGE)
+        self.assertEqual(test["resources"]["limits"]["nvidia.com/gpu"], "1")
+        script = test["command"][-1]
+        self.assertIn(f"bash tools/dist_test.sh {job_spec['config']} "
+                      f'"$(cat {work_dir}/last_checkpoint)" 1 --work-dir {work_dir}/test', script)
+        self.assertTrue(os.path.isfile(os.path.join(SOURCE_DIR, "tools", "dist_test.sh")))
 
     def test_kueue_examples_apply(self):
         # Kueue's CRDs as a cluster with Kueue has them (schema and CEL rules; no webhook here).
