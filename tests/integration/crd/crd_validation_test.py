@@ -4,7 +4,7 @@ Proves: the CRD installs and becomes Established; examples/job.yaml is accepted,
 examples/kueue/ (the queued job, and the queues against Kueue's own CRDs) and the KITTI
 walk-through's manifests (examples/kitti/, examples/kitti-gt-db-pod.yaml: the API server and
 Pod Security "restricted" accept them, they share the job's volume, config and work dir, and
-name only images the documented builds make);
+name only images the documented builds make) and examples/check-dist-job.yaml;
 defaults are applied by the server; a name far longer than 63 characters is
 accepted; every invalid TrainingJob in the table is rejected by the API server with
 an error naming the offending field; the gang shape is immutable unless suspended;
@@ -333,6 +333,27 @@ class TrainingJobCRDTest(unittest.TestCase):
         self.assertEqual(spec["image"], CUDA_WORKER_IMAGE)
         with open(os.path.join(SOURCE_DIR, "docs", "images.md")) as f:
             self.assertIn("docker/worker.Dockerfile     -t REGISTRY/ddp3d/worker:0.1.0", f.read())
+
+    def test_check_dist_example_applies(self):
+        """examples/check-dist-job.yaml (docs/operations.md): the API server keeps the
+        template's own command, which runs the worker's launcher and check-dist."""
+        example = os.path.join(SOURCE_DIR, "examples", "check-dist-job.yaml")
+        res = self.cp.kubectl("-n", NS, "apply", "-f", example)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        try:
+            spec = self.get("check-dist")["spec"]
+            command = spec["template"]["spec"]["containers"][0]["command"]
+            self.assertEqual(command[:5], ["/usr/local/bin/ddp3d", "launch", "--",
+                                           "/usr/local/bin/ddp3d", "check-dist"])
+            self.assertEqual(spec["runPolicy"]["restartPolicy"], "Never")
+            self.assertEqual(spec["image"], CUDA_WORKER_IMAGE)
+            self.assertTrue(os.path.isfile(os.path.join(SOURCE_DIR, spec["config"])))
+            with open(os.path.join(SOURCE_DIR, "worker", "main.cpp")) as f:
+                main = f.read()
+            self.assertIn('command == "check-dist"', main)
+            self.assertIn('command == "launch"', main)
+        finally:
+            self.delete("check-dist")
 
     def test_kitti_examples_apply_under_restricted_pod_security(self):
         """docs/kitti-on-kubernetes.md's manifests: each is accepted by the API server (server
