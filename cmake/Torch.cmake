@@ -54,10 +54,10 @@ if(DDP3D_WITH_CUDA)
       "CUDA architectures for ddp3d's kernels (CMake CUDA_ARCHITECTURES syntax)")
   set(CMAKE_CUDA_ARCHITECTURES ${DDP3D_CUDA_ARCHITECTURES})
   if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
-    # TorchConfig otherwise probes for a GPU to pick its FindCUDA flags; give it the same list
+    # TorchConfig otherwise probes for a GPU to pick its -gencode flags; give it the same list
     # in its own syntax: "8.0" is SASS only, "9.0+PTX" adds PTX, arch suffixes stay ("9.0a").
-    # It has no PTX-only form, so "NN-virtual" becomes "N.N+PTX" (a superset). These flags go
-    # to FindCUDA's CUDA_NVCC_FLAGS only; our kernels use CMAKE_CUDA_ARCHITECTURES above.
+    # It has no PTX-only form, so "NN-virtual" becomes "N.N+PTX" (a superset); its flags are
+    # dropped after find_package below, so only CMAKE_CUDA_ARCHITECTURES reaches nvcc.
     set(TORCH_CUDA_ARCH_LIST "")
     foreach(_arch IN LISTS DDP3D_CUDA_ARCHITECTURES)
       if(_arch MATCHES "^([0-9]+)([0-9])([af]?)(-real|-virtual)?$")
@@ -80,9 +80,14 @@ if(DDP3D_WITH_CUDA)
   endif()
   list(APPEND CMAKE_PREFIX_PATH "${DDP3D_TORCH_DIR}/share/cmake")
   find_package(Torch REQUIRED)
-  # TorchConfig sets CMAKE_CUDA_ARCHITECTURES to OFF (it drives FindCUDA's flags instead); our
-  # kernels are built by CMake's CUDA language, so restore them.
+  # TorchConfig sets CMAKE_CUDA_ARCHITECTURES to OFF and appends its own "-gencode" flags for
+  # TORCH_CUDA_ARCH_LIST to CMAKE_CUDA_FLAGS. Our kernels are built by CMake's CUDA language:
+  # restore the architectures and drop torch's flags, so that DDP3D_CUDA_ARCHITECTURES alone
+  # decides what nvcc emits (no extra SASS for "-virtual" entries or a TORCH_CUDA_ARCH_LIST in
+  # the environment).
   set(CMAKE_CUDA_ARCHITECTURES ${DDP3D_CUDA_ARCHITECTURES})
+  string(REGEX REPLACE " -gencode arch=compute_[0-9]+[af]?,code=(sm|compute)_[0-9]+[af]?" ""
+         CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}")
   # LibTorch 2.x needs C++20 (the torch target carries cxx_std_20, which also applies to CUDA
   # TUs); CMake 3.25 does not know nvcc's flag for it although nvcc >= 12 has one.
   if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
