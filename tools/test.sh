@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every ddp3d test: sets up (tools/setup.sh), then ctest over the labels unit, dist,
-# integration, e2e, cluster, fuzz and sanitize. Extra arguments go to ctest, e.g.
+# integration, e2e, cluster, fuzz, sanitize and build. Extra arguments go to ctest, e.g.
 # `bash tools/test.sh -L unit`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
