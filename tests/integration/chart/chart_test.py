@@ -343,6 +343,24 @@ class ChartOfflineTest(unittest.TestCase):
                 self.assertIn("values don't meet the specifications of the schema", stderr)
                 self.assertIn(message, stderr)
 
+    def test_default_images_are_the_ones_the_documented_build_makes(self):
+        """The chart's and the CPU examples' images are what tools/build_images.sh writes
+        (docker.io/ddp3d/...:dev in its header), so `helm install` + `kubectl apply` work
+        with the images docs/quickstart.md builds and loads, and no default names an image
+        that nobody publishes."""
+        with open(os.path.join(SOURCE_DIR, "tools", "build_images.sh")) as f:
+            built = set(re.findall(r"^#\s+\S+\.tar\s+docker\.io/(\S+)$", f.read(), re.M))
+        self.assertEqual(built, {"ddp3d/worker:dev", "ddp3d/operator:dev"})
+        deployment = next(d for d in documents(self.template()) if kind_of(d) == "Deployment")
+        image = re.search(r"^\s+image: \"?([^\"\s]+)", deployment, re.M).group(1)
+        self.assertIn(image, built)
+        for example in ("cpu-demo/job.yaml", "cpu-demo/test-pod.yaml", "kueue/queued-job.yaml"):
+            with open(os.path.join(SOURCE_DIR, "examples", example)) as f:
+                images = re.findall(r"^\s*image:\s*(\S+)", f.read(), re.M)
+            with self.subTest(example=example):
+                self.assertTrue(images)
+                self.assertLessEqual(set(images), built)
+
     def test_defaults_and_documented_forms_pass_the_schema(self):
         self.template()
         self.template("watchNodes=null", "kueue.enabled=true", "image.tag=1.2.3",
