@@ -158,7 +158,7 @@ struct ObjectMeta {
 
 struct Condition {
   std::string type;
-  std::string status;  // "True" | "False"
+  std::string status;  // "True" | "False" | "Unknown"
   std::string reason;
   std::string message;
   std::string last_transition_time;  // RFC 3339

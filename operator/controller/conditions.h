@@ -32,8 +32,13 @@ inline constexpr const char* kReasonUnspecified = "Unspecified";
 // `message` within metav1.Condition's 32768 bytes (cut at a UTF-8 boundary, marked as cut).
 std::string bounded_message(const std::string& message);
 
+// metav1.Condition's status values.
+inline constexpr const char* kStatusTrue = "True";
+inline constexpr const char* kStatusFalse = "False";
+inline constexpr const char* kStatusUnknown = "Unknown";
+
 // Sets (or adds) a condition. A False condition that was never True is not added, so the list
-// holds only what has happened.
+// holds only what has happened (unless it was listed Unknown: then it turns False).
 void set_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
                    const std::string& reason, const std::string& message, const std::string& now);
 
@@ -42,6 +47,12 @@ void set_condition(std::vector<api::Condition>* conditions, const std::string& t
 void report_condition(std::vector<api::Condition>* conditions, const std::string& type, bool status,
                       const std::string& reason, const std::string& message,
                       const std::string& now);
+
+// Sets (or adds) a condition as Unknown: the operator owns it but cannot tell its truth yet
+// (the metav1 convention lists such a condition from the controller's first pass rather than
+// leave it absent). Like set_condition, lastTransitionTime moves only when the status changes.
+void set_unknown(std::vector<api::Condition>* conditions, const std::string& type,
+                 const std::string& reason, const std::string& message, const std::string& now);
 
 const api::Condition* find_condition(const std::vector<api::Condition>& conditions,
                                      const std::string& type);

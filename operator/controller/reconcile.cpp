@@ -217,12 +217,29 @@ class Reconciler {
     auto set_if = [&](const char* type, Phase when) {
       set_condition(c, type, phase == when, reason, message, now_s_);
     };
-    set_if(kCondRunning, Phase::kRunning);
+    update_running_condition(phase, reason, message);
     set_if(kCondRestarting, Phase::kRestarting);
     set_if(kCondSuspended, Phase::kSuspended);
     set_if(kCondQueued, Phase::kQueued);
     set_if(kCondSucceeded, Phase::kSucceeded);
     set_if(kCondFailed, Phase::kFailed);
+  }
+
+  // Running is listed from the first pass: Unknown while the job is on its way to its first
+  // run (the phase's reason says where it is), True once every pod of an attempt runs, False
+  // when it stops running or the job is suspended, succeeds or fails first. Once known, it is
+  // never Unknown again: a restart after a run is False (what ended it), not "not known".
+  void update_running_condition(Phase phase, const std::string& reason,
+                                const std::string& message) {
+    auto* c = &r_.status.conditions;
+    const bool on_the_way = phase == Phase::kPending || phase == Phase::kStarting ||
+                            phase == Phase::kQueued || phase == Phase::kRestarting;
+    const auto* running = find_condition(*c, kCondRunning);
+    if (on_the_way && (!running || running->status == kStatusUnknown)) {
+      set_unknown(c, kCondRunning, reason, message, now_s_);
+    } else {
+      report_condition(c, kCondRunning, phase == Phase::kRunning, reason, message, now_s_);
+    }
   }
 
   void refresh_nodes(const std::set<int>& creating) {
