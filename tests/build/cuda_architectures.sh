@@ -24,6 +24,10 @@ EXPECT_PTX=(sm_90) # cuobjdump names compute_90 PTX after the architecture: "<fi
 # The same ccache settings as tools/setup.sh (its exports do not reach ctest).
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
+mkdir -p "$BUILD"
+# One run per tree at a time (two ninjas in one tree corrupt it).
+exec 8>"$BUILD/.ddp3d-test.lock"
+flock 8
 start=$(date +%s)
 say() { printf '[cuda-archs] %s (%d s)\n' "$*" "$(($(date +%s) - start))" >&2; }
 fail() { say "FAIL: $*"; exit 1; }
@@ -43,8 +47,8 @@ fi
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDP3D_WITH_CUDA=ON \
   -DDDP3D_CUDA_ROOT="$cuda_root" -DDDP3D_PYTHON="$VENV/bin/python" \
   -DDDP3D_BUILD_OPERATOR=OFF -DDDP3D_BUILD_TESTS=OFF -DDDP3D_WARNINGS_AS_ERRORS=OFF \
-  "${arch_arg[@]}" >"$BUILD.configure.log" 2>&1 ||
-  { tail -30 "$BUILD.configure.log" >&2; fail "configure (log: $BUILD.configure.log)"; }
+  "${arch_arg[@]}" >"$BUILD/ddp3d-configure.log" 2>&1 ||
+  { tail -30 "$BUILD/ddp3d-configure.log" >&2; fail "configure (log: $BUILD/ddp3d-configure.log)"; }
 archs=$(sed -n 's/^DDP3D_CUDA_ARCHITECTURES:STRING=//p' "$BUILD/CMakeCache.txt")
 say "configured $BUILD, DDP3D_CUDA_ARCHITECTURES=$archs"
 
@@ -72,15 +76,20 @@ for src in "${sources[@]}"; do
   obj="${objs[0]}"
   elf=$("$cuobjdump" --list-elf "$obj" 2>&1 || true)
   ptx=$("$cuobjdump" --list-ptx "$obj" 2>&1 || true)
-  have_elf=$(grep -oE '\.sm_[0-9]+[af]?\.cubin' <<<"$elf" | sed 's/^\.//; s/\.cubin$//' | sort -u | xargs)
-  have_ptx=$(grep -oE '\.sm_[0-9]+[af]?\.ptx' <<<"$ptx" | sed 's/^\.//; s/\.ptx$//' | sort -u | xargs)
+  # "ELF file 1: nms_rotated_bev.cu.1.sm_80.cubin", "PTX file 1: nms_rotated_bev.cu.1.sm_90.ptx"
+  have_elf=$({ grep -oE '\.sm_[0-9]+[af]?\.cubin' <<<"$elf" || true; } |
+    sed 's/^\.//; s/\.cubin$//' | sort -u | xargs)
+  have_ptx=$({ grep -oE '\.sm_[0-9]+[af]?\.ptx' <<<"$ptx" || true; } |
+    sed 's/^\.//; s/\.ptx$//' | sort -u | xargs)
   missing=()
   for a in "${EXPECT_ELF[@]}"; do grep -qw "$a" <<<"$have_elf" || missing+=("$a cubin"); done
   for a in "${EXPECT_PTX[@]}"; do
     grep -qw "$a" <<<"$have_ptx" || missing+=("compute_${a#sm_} PTX")
   done
   if ((${#missing[@]})); then
-    say "$src: missing ${missing[*]} (cubins: ${have_elf:-none}; PTX: ${have_ptx:-none})"
+    list=$(printf '%s, ' "${missing[@]}")
+    ptx_names=${have_ptx//sm_/compute_}
+    say "$src: missing ${list%, } (cubins: ${have_elf:-none}; PTX: ${ptx_names:-none})"
     bad=1
   else
     say "$src: cubins $have_elf, PTX ${have_ptx//sm_/compute_}"
