@@ -53,6 +53,7 @@ struct ActionApplier::Sender {
   const std::string& ns;
   const api::ObjectMeta& job_meta;
   const std::string& identity;
+  c::EventAggregator& events;
 
   void operator()(const c::CreateService& a) const {
     client.create(kube::resources::services(), ns, a.object);
@@ -103,12 +104,31 @@ struct ActionApplier::Sender {
   }
   void operator()(const c::RecordEvent& a) const {
     try {
-      client.create(kube::resources::events(), ns,
-                    c::event_object(job_meta, a.type, a.reason, a.message, now_ns(), identity));
+      record(a);
     } catch (const std::exception& e) {
       // Events are best effort: losing one must not stop the reconcile.
       log::warning(key + ": could not record event " + a.reason + ": " + e.what());
     }
+  }
+
+  // A repeat within the window patches the Event already written; one gone since (deleted,
+  // or expired by the API server's --event-ttl) is created anew.
+  void record(const c::RecordEvent& a) const {
+    const c::EventKey k{job_meta.uid, a.type, a.reason, c::event_message(a.message), c::kComponent};
+    const int64_t now = now_ns();
+    if (const auto repeat = events.repeat_of(k, now)) {
+      try {
+        client.patch(kube::resources::events(), ns, repeat->name,
+                     c::event_repeat_patch(repeat->count, now));
+        events.recorded(k, repeat->name, repeat->count, now);
+        return;
+      } catch (const kube::NotFoundError&) {
+        events.forget(k);
+      }
+    }
+    const value ev = c::event_object(job_meta, a.type, a.reason, a.message, now, identity);
+    client.create(kube::resources::events(), ns, ev);
+    events.recorded(k, kube::meta_name(ev), 1, now);
   }
 };
 
@@ -140,7 +160,7 @@ void ActionApplier::apply(const std::string& key, const api::ObjectMeta& job_met
     }
   };
   try {
-    std::visit(Sender{client_, key, job_meta.namespace_, job_meta, identity_}, a);
+    std::visit(Sender{client_, key, job_meta.namespace_, job_meta, identity_, events_}, a);
   } catch (const kube::AlreadyExistsError&) {
     // It exists because an earlier pass (or replica) created it. The cache may already hold
     // it, so no event is owed.

@@ -14,6 +14,7 @@
 
 #include "operator/api/training_job.h"
 #include "operator/controller/actions.h"
+#include "operator/controller/event_aggregation.h"
 #include "operator/controller/expectations.h"
 #include "operator/kube/client.h"
 
@@ -21,7 +22,8 @@ namespace ddp3d::op::act {
 
 class ActionApplier {
  public:
-  // `identity`: the reportingInstance of the Events recorded.
+  // `identity`: the reportingInstance of the Events recorded. An Event repeated within
+  // controller::kEventRepeatWindowSeconds is a PATCH of the first (controller/event_aggregation.h).
   ActionApplier(kube::Client& client, controller::ChildExpectations& in_flight,
                 std::string identity);
 
@@ -51,6 +53,8 @@ class ActionApplier {
   kube::Client& client_;
   controller::ChildExpectations& in_flight_;
   std::string identity_;
+  // A repeated Event updates the one already written (count, lastTimestamp).
+  controller::EventAggregator events_;
   std::mutex created_mutex_;
   std::map<std::string, std::set<std::string>> created_once_;
 };

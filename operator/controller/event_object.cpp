@@ -30,8 +30,7 @@ value event_object(const api::ObjectMeta& job, const std::string& type, const st
   ev["involvedObject"] = involved;
   ev["type"] = value::string(type);
   ev["reason"] = value::string(reason);
-  // Keep messages short enough for any event consumer; ours are a line or two.
-  ev["message"] = value::string(message.size() > 1000 ? message.substr(0, 1000) : message);
+  ev["message"] = value::string(event_message(message));
   ev["source"] = value::object();
   ev["source"]["component"] = value::string(kComponent);
   ev["reportingComponent"] = value::string(kComponent);
@@ -40,6 +39,17 @@ value event_object(const api::ObjectMeta& job, const std::string& type, const st
   ev["lastTimestamp"] = value::string(ts);
   ev["count"] = value::number(1);
   return ev;
+}
+
+std::string event_message(const std::string& message) {
+  return message.size() > 1000 ? message.substr(0, 1000) : message;
+}
+
+value event_repeat_patch(int32_t count, int64_t now_ns) {
+  value patch = value::object();
+  patch["count"] = value::number(count);
+  patch["lastTimestamp"] = value::string(api::format_rfc3339(now_ns / 1000000000));
+  return patch;
 }
 
 }  // namespace ddp3d::op::controller

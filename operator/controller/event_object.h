@@ -18,4 +18,11 @@ web::json::value event_object(const api::ObjectMeta& job, const std::string& typ
                               const std::string& reason, const std::string& message, int64_t now_ns,
                               const std::string& instance);
 
+// The message an Event carries: cut short enough for any event consumer (ours are a line or
+// two). Repeats are matched on it (controller/event_aggregation.h).
+std::string event_message(const std::string& message);
+
+// The merge patch that makes an Event say it happened `count` times, the last at `now_ns`.
+web::json::value event_repeat_patch(int32_t count, int64_t now_ns);
+
 }  // namespace ddp3d::op::controller

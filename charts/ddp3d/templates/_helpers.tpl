@@ -135,9 +135,10 @@ them in tests/integration/operator/least_privilege_test.py (docs/operator.md, "R
 - apiGroups: [scheduling.k8s.io]
   resources: [podgroups]
   verbs: [create]
+# Events on transitions; a repeat within 10 minutes patches the Event's count.
 - apiGroups: [""]
   resources: [events]
-  verbs: [create]
+  verbs: [create, patch]
 {{- end -}}
 
 {{/* The leader-election Lease's name: leaderElection.id, else the operator's name. */}}

@@ -53,7 +53,7 @@ EXPECTED_CLUSTER = {
     "networkpolicies.networking.k8s.io": {"list", "watch", "create"},
     "podgroups.scheduling.k8s.io": {"create"},
     "nodes": {"list", "watch"},  # watchNodes, read-only, cluster-wide
-    "events": {"create"},
+    "events": {"create", "patch"},  # patch: a repeated Event's count
     # kueue.enabled: the jobs' Workloads; ResourceFlavors and PriorityClasses read-only.
     "workloads.kueue.x-k8s.io": {"list", "watch", "create", "patch"},
     "workloads.kueue.x-k8s.io/status": {"update"},
@@ -889,7 +889,7 @@ class ChartInstallTest(unittest.TestCase):
                                    ("patch", "trainingjobs.ddp3d.io/status", "team-b"),
                                    ("update", "trainingjobs.ddp3d.io", "team-b"),
                                    ("get", "pods", "team-b"), ("delete", "services", "team-b"),
-                                   ("patch", "events", "team-b"),
+                                   ("update", "events", "team-b"),
                                    ("create", "events.events.k8s.io", "team-b")]:
             with self.subTest(verb=verb, resource=resource, namespace=ns):
                 self.assertFalse(self.can_i(verb, resource, ns))

@@ -3,10 +3,10 @@
 The test API server writes an audit log of every ServiceAccount request
 (tests/testbin/control-plane.sh). Each suite runs the operator, as the chart's
 ServiceAccount, through every path that talks to the API server (leader election, the
-informers, the Service, NetworkPolicy, rendezvous Secrets and pods, status writes, events, a gang restart, cleanPodPolicy and
-ttlSecondsAfterFinished; with Kueue's API installed, a queued job that the test admits as
-Kueue would, which then runs and finishes) and then compares what it asked for with what the
-chart grants:
+informers, the Service, NetworkPolicy, rendezvous Secrets and pods, status writes, events
+and a repeated one (patched), a gang restart, cleanPodPolicy and ttlSecondsAfterFinished;
+with Kueue's API installed, a queued job that the test admits as Kueue would, which then runs
+and finishes) and then compares what it asked for with what the chart grants:
 
   ClusterScope    the default install (ClusterRole): no request refused, and every granted
                   verb used, but for trainingjobs/finalizers, which is no request of its own
@@ -108,6 +108,22 @@ class Scenario(OperatorLogOnFailure, unittest.TestCase):
             self.kubelet.set_terminated(p, 0)
         wait_for(lambda: self.job(name) is None, 30, f"the TTL to delete {name}")
 
+    def drive_a_repeated_event(self, name):
+        """Suspended twice within the Event window: the second Suspended Event is a PATCH of
+        the first (count 2), not a new object."""
+        job = training_job(name, nnodes=1, suspend=True)
+        self.kube.create(Kube.tj(NS), job)
+        self.wait_phase(name, "Suspended")
+        for suspend in (False, True):
+            self.kube.merge_patch(Kube.tj(NS, name), {"spec": {"runPolicy": {"suspend": suspend}}})
+            wait_for(lambda: (self.job(name)["status"]["phase"] == "Suspended") == suspend, 30,
+                     f"{name} {'suspended' if suspend else 'resumed'}")
+        wait_for(lambda: any(e["involvedObject"]["name"] == name and e["reason"] == "Suspended"
+                             and e.get("count") == 2
+                             for e in self.kube.list(Kube.core(NS, "events"))),
+                 10, f"{name}'s Suspended Event counted twice")
+        self.kube.delete(Kube.tj(NS, name))
+
     def workload(self, job_name):
         return self.kube.get(f"{KUEUE}/namespaces/{NS}/workloads/{job_name}-workload")
 
@@ -173,6 +189,7 @@ class ClusterScope(Scenario):
 
     def test_the_role_grants_exactly_the_requests_the_operator_makes(self):
         self.drive_a_job_through_every_path("lp")
+        self.drive_a_repeated_event("lp-repeat")
         self.drive_a_queued_job("lp-queued")
         # The leader renews its Lease every 2 s.
         wait_for(lambda: ("coordination.k8s.io", "leases", "update") in self.used(), 20,
@@ -240,6 +257,7 @@ class NamespaceScope(Scenario):
         stray["metadata"]["namespace"] = "other"
         self.kube.create(Kube.tj("other"), stray)
         self.drive_a_job_through_every_path("lp")
+        self.drive_a_repeated_event("lp-repeat")
         holds_for(lambda: not self.kube.list(Kube.core("other", "pods")) and
                   not (self.job("stray", "other") or {}).get("status"), 2,
                   "the job in an unwatched namespace left alone")

@@ -5,7 +5,9 @@ Three suites, each with its own control plane (select one with argv[1]):
   ReconcileTest   Service + pods with the exact env contract; status follows pod states
                   written by the test (playing kubelet): Running, gang restart with
                   attempt+1, backoffLimit, permanent exit codes, Succeeded, cleanPodPolicy,
-                  TTL, suspend/resume, long names, invalid template env; printer columns;
+                  TTL, suspend/resume (Running Unknown before it runs; a repeated Event is
+                  one Event counted, one deleted is created anew), long names, invalid
+                  template env; printer columns;
                   a deleted or evicted pod restarts the whole gang (disruptions, not
                   restarts); the deadline kill retried after an admission policy refused a
                   delete.
@@ -287,16 +289,45 @@ class ReconcileTest(OperatorSuite):
                       failed["message"])
         self.assertEqual(pods_of(self.kube, job), [])
 
+    def suspend(self, name, suspend):
+        self.kube.merge_patch(Kube.tj(NS, name), {"spec": {"runPolicy": {"suspend": suspend}}})
+
+    def events_of(self, name, reason):
+        return [e for e in self.kube.list(Kube.core(NS, "events"))
+                if e["involvedObject"]["name"] == name and e["reason"] == reason]
+
     def test_suspend_and_resume(self):
         self.apply(training_job("pause", nnodes=2))
         pods = self.wait_pods("pause", 2, 0)
-        self.kube.merge_patch(Kube.tj(NS, "pause"), {"spec": {"runPolicy": {"suspend": True}}})
+        # Not run yet: Running is listed, Unknown (the status is written before the pods).
+        self.assertEqual(self.condition(self.job("pause"), "Running")["status"], "Unknown")
+        self.suspend("pause", True)
         job = self.wait_phase("pause", "Suspended")
+        running = self.condition(job, "Running")
+        self.assertEqual((running["status"], running["reason"]), ("False", "Suspended"))
         wait_for(lambda: not pods_of(self.kube, job), 20, "pods deleted on suspend")
-        self.kube.merge_patch(Kube.tj(NS, "pause"), {"spec": {"runPolicy": {"suspend": False}}})
+        self.suspend("pause", False)
         new = self.wait_pods("pause", 2, 1)
         self.assertFalse({p["metadata"]["uid"] for p in pods} & {p["metadata"]["uid"] for p in new})
         self.assertEqual(self.job("pause")["status"]["restarts"], 0)
+
+        # Suspended again within 10 minutes: the same Event, count 2 (docs/operator.md).
+        self.suspend("pause", True)
+        job = self.wait_phase("pause", "Suspended")
+        events = wait_for(lambda: (e := self.events_of("pause", "Suspended")) and
+                          e[0].get("count") == 2 and e, 10, "the Suspended Event counted twice")
+        self.assertEqual(len(events), 1, events)
+        self.assertGreaterEqual(events[0]["lastTimestamp"], events[0]["firstTimestamp"])
+        # Once that Event is gone, the next occurrence creates a new one.
+        self.kube.delete(Kube.core(NS, "events", events[0]["metadata"]["name"]))
+        wait_for(lambda: not pods_of(self.kube, job), 20, "pods deleted on suspend")
+        self.suspend("pause", False)
+        self.wait_pods("pause", 2, 2)
+        self.suspend("pause", True)
+        self.wait_phase("pause", "Suspended")
+        again = wait_for(lambda: self.events_of("pause", "Suspended"), 10, "a new Suspended Event")
+        self.assertEqual([e.get("count") for e in again], [1])
+        self.assertNotEqual(again[0]["metadata"]["name"], events[0]["metadata"]["name"])
 
     # -- disruptions -------------------------------------------
     def assert_disruption_restart(self, name, n, attempt, disruptions):

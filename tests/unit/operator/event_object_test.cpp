@@ -23,5 +23,13 @@ TEST(EventObject, RefersToTheJob) {
   EXPECT_EQ(ev.at("firstTimestamp").as_string(), "2026-11-30T10:13:29Z");
 }
 
+TEST(EventObject, ARepeatPatchesCountAndLastTimestamp) {
+  const auto patch = event_repeat_patch(3, 1796033609123456789);
+  EXPECT_EQ(patch.at("count").as_integer(), 3);
+  EXPECT_EQ(patch.at("lastTimestamp").as_string(), "2026-11-30T10:13:29Z");
+  EXPECT_EQ(patch.size(), 2u) << "firstTimestamp, name and message stay";
+  EXPECT_EQ(event_message(std::string(5000, 'x')).size(), 1000u);
+}
+
 }  // namespace
 }  // namespace ddp3d::op::controller
