@@ -68,6 +68,21 @@ class ControlPlane:
             raise AssertionError(f"kubectl {' '.join(args)} failed:\n{res.stderr}")
         return res
 
+    def wait_established(self, crd, seconds=60):
+        """Waits until CRD `crd` (e.g. "trainingjobs.ddp3d.io") is Established. Not `kubectl wait
+        --for=condition=Established`: that fails at once ("accessor error") when it reads the
+        CRD before the API server has written any condition."""
+        deadline = time.monotonic() + seconds
+        jsonpath = '{.status.conditions[?(@.type=="Established")].status}'
+        while True:
+            res = self.kubectl("get", "crd", crd, "-o", f"jsonpath={jsonpath}")
+            if res.returncode == 0 and res.stdout.strip() == "True":
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"CRD {crd} not Established after {seconds}s: "
+                                     f"{res.stdout}{res.stderr}")
+            time.sleep(0.2)
+
     def script(self, *args):
         """Runs another control-plane.sh subcommand on this directory."""
         res = _run(["bash", SCRIPT, args[0], self.dir, *args[1:]])

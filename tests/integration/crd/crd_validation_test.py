@@ -201,8 +201,7 @@ class TrainingJobCRDTest(unittest.TestCase):
         try:
             t0 = time.monotonic()
             cls.cp.kubectl("apply", "-f", os.path.join(SOURCE_DIR, "crds"), check=True)
-            cls.cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                           "crd/trainingjobs.ddp3d.io", check=True)
+            cls.cp.wait_established("trainingjobs.ddp3d.io")
             print(f"CRD established in {time.monotonic() - t0:.1f}s", file=sys.stderr)
         except BaseException:
             cls.cp.stop()

@@ -98,8 +98,7 @@ class Cluster:
         self.cp.start()
         self.kube = Kube(self.cp.env)
         self.cp.kubectl("apply", "-f", os.path.join(SOURCE_DIR, "crds"), check=True)
-        self.cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                        "crd/trainingjobs.ddp3d.io", check=True)
+        self.cp.wait_established("trainingjobs.ddp3d.io")
         for ns in (*self.namespaces, SYSTEM_NS):
             self.cp.script("create-namespace", ns)
         # The chart's ServiceAccount, ClusterRole(+Binding) and leader-election Role, exactly
