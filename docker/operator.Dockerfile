@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The ddp3d-operator image: built in a full Debian toolchain stage, shipped on a slim
 # runtime with only the shared libraries the binary needs (libcpprest, libyaml-cpp, prometheus-cpp, OpenSSL).
-#   docker build -f docker/operator.Dockerfile -t ghcr.io/ddp3d/ddp3d-operator:0.1.0 .
+#   docker build -f docker/operator.Dockerfile -t REGISTRY/ddp3d/operator:0.1.0 .
 # From a binary already built by tools/setup.sh (what tools/build_images.sh does, with
 # buildah): `--target prebuilt` on a context holding payload/ (docker/runtime_payload.sh's
 # output); the build stage is then skipped (by BuildKit, buildah and podman;

@@ -6,7 +6,7 @@
 # CUDA image ships the whole torch wheel, whose CUDA libraries are partly dlopen()ed.
 #
 # From source (the default, last stage):
-#   docker build -f docker/worker-cpu.Dockerfile -t ghcr.io/ddp3d/worker:0.1.0-cpu .
+#   docker build -f docker/worker-cpu.Dockerfile -t REGISTRY/ddp3d/worker:0.1.0-cpu .
 # From binaries already built by tools/setup.sh (what tools/build_images.sh does, with
 # buildah): `--target prebuilt` on a context holding payload/ (docker/runtime_payload.sh's
 # output), tools/ and configs/; the build stage is then skipped (by BuildKit, buildah and podman;
@@ -14,7 +14,7 @@
 #
 # The pods' command is `bash tools/dist_train.sh CONFIG GPUS ARGS` from the WORKDIR (GPUS 0
 # = one CPU process):
-#   docker run --rm ghcr.io/ddp3d/worker:0.1.0-cpu configs/toy/toy_regression_2proc.yaml 2 \
+#   docker run --rm REGISTRY/ddp3d/worker:0.1.0-cpu configs/toy/toy_regression_2proc.yaml 2 \
 #     --work-dir /tmp/w
 ARG BUILD_IMAGE=debian:bookworm
 ARG BASE_IMAGE=debian:bookworm-slim

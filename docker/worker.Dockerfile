@@ -4,9 +4,9 @@
 # CUDA/NCCL paths on. Its entry point is the seed's script, so the image runs exactly the
 # bare-metal command, and the operator's pods (command `bash tools/dist_train.sh CONFIG GPUS
 # ARGS`, run from this WORKDIR) need nothing else:
-#   docker build -f docker/worker.Dockerfile -t ghcr.io/ddp3d/worker:0.1.0 .
+#   docker build -f docker/worker.Dockerfile -t REGISTRY/ddp3d/worker:0.1.0 .
 #   docker run --gpus all -e NNODES=2 -e NODE_RANK=0 -e MASTER_ADDR=10.0.0.1 -e PORT=29500 \
-#     ghcr.io/ddp3d/worker:0.1.0 configs/toy/toy_regression_2proc.yaml 8 --work-dir /data/w
+#     REGISTRY/ddp3d/worker:0.1.0 configs/toy/toy_regression_2proc.yaml 8 --work-dir /data/w
 # CPU nodes: docker/worker-cpu.Dockerfile (Debian, only the LibTorch libraries the binary
 # loads; this image ships the whole wheel, whose CUDA libraries are partly dlopen()ed).
 # The bases are build ARGs (a mirror, a pinned digest): BUILD_IMAGE needs nvcc and the
