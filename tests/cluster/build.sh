@@ -6,8 +6,12 @@
 #            containerd-shim-runc-v2 coredns prometheus
 #     kueue/ kueue-<KUEUE_VERSION> (controller manager) and manifests-<KUEUE_VERSION>/ (its CRDs,
 #            RBAC roles, webhook configurations, copied from the module source)
+#     prometheus-operator/ operator-<V> and prometheus-config-reloader-<V> (V =
+#            PROMETHEUS_OPERATOR_VERSION) and manifests-<V>/ (CRDs, the operator's and
+#            Prometheus's ClusterRoles, copied from the module source)
 #     cni/   bridge host-local loopback
-#     images/pause.tar busybox.tar   (OCI archives for `ctr images import`)
+#     images/pause.tar busybox.tar prometheus.tar prometheus-config-reloader.tar
+#            (OCI archives for `ctr images import`)
 # Idempotent: a binary is rebuilt only when the inputs in its stamp changed. Safe to call
 # from concurrent tests (one flock per cache dir). Progress goes to stderr.
 # DDP3D_GO_JOBS (default 1) is `go build -p`: the machine is shared with C++ builds.
@@ -132,6 +136,42 @@ build_kueue() {
   log "copied kueue manifests from $src"
 }
 
+# The Prometheus Operator and its config reloader, and the manifests of the same module
+# version that prometheus_operator.sh installs: the CRDs (example/prometheus-operator-crd),
+# the operator's ClusterRole (example/rbac/prometheus-operator) and the one upstream gives a
+# Prometheus server's ServiceAccount (example/rbac/prometheus).
+build_prometheus_operator() {
+  require_pin prometheus-operator github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION"
+  local d="$cache/prometheus-operator" V="$PROMETHEUS_OPERATOR_VERSION"
+  mkdir -p "$d"
+  local v="-X github.com/prometheus/common/version.Version=${V#v} -X github.com/prometheus/common/version.Revision=$V -X github.com/prometheus/common/version.Branch=HEAD"
+  build_go "$d/operator-$V" prometheus-operator \
+    github.com/prometheus-operator/prometheus-operator/cmd/operator "$v"
+  build_go "$d/prometheus-config-reloader-$V" prometheus-operator \
+    github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader "$v"
+  local src out="$d/manifests-$V" stamp
+  src="$(cd "$here/prometheus-operator" && go mod download github.com/prometheus-operator/prometheus-operator &&
+    go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)"
+  [[ -d "$src/example/prometheus-operator-crd" ]] || die "no example/prometheus-operator-crd in $src"
+  stamp="$(stamp_of "$src/example/prometheus-operator-crd"/*.yaml \
+    "$src/example/rbac/prometheus-operator/prometheus-operator-cluster-role.yaml" \
+    "$src/example/rbac/prometheus/prometheus-cluster-role.yaml")"
+  if fresh "$out" "$stamp"; then
+    log "prometheus-operator manifests up to date"
+    return
+  fi
+  rm -rf "$out.tmp.$$"
+  mkdir -p "$out.tmp.$$/crd"
+  cp "$src/example/prometheus-operator-crd"/*.yaml "$out.tmp.$$/crd/"
+  cp "$src/example/rbac/prometheus-operator/prometheus-operator-cluster-role.yaml" "$out.tmp.$$/operator-cluster-role.yaml"
+  cp "$src/example/rbac/prometheus/prometheus-cluster-role.yaml" "$out.tmp.$$/prometheus-cluster-role.yaml"
+  chmod -R u+w "$out.tmp.$$"
+  rm -rf "$out" "$out.stamp"
+  mv "$out.tmp.$$" "$out"
+  echo "$stamp" >"$out.stamp"
+  log "copied prometheus-operator manifests from $src"
+}
+
 image() { # out image-name rootfs-builder entrypoint...
   local out="$1" name="$2" builder="$3"; shift 3
   local stamp
@@ -180,10 +220,52 @@ busybox_rootfs() { # stamp | fill DIR
   esac
 }
 
+# Static binaries only (build_go links with CGO_ENABLED=0): the images have no libc.
+static_binary() { # path
+  # ldd fails on a static executable.
+  if [[ ! -x "$1" ]] || ldd "$1" >/dev/null 2>&1; then die "$1 is missing or not static"; fi
+}
+# The Prometheus image the Prometheus Operator runs: the server as the entrypoint (the
+# operator gives only args), a /prometheus storage dir and /etc/prometheus, as in upstream's
+# image; runs as nobody unless the pod says otherwise.
+prometheus_rootfs() { # stamp | fill DIR
+  static_binary "$cache/bin/prometheus"
+  case "$1" in
+  stamp) cat "$cache/bin/prometheus.stamp" ;;
+  fill)
+    mkdir -p "$2/bin" "$2/etc/prometheus" "$2/prometheus" "$2/tmp"
+    chmod 1777 "$2/prometheus" "$2/tmp"
+    install -m 0755 "$cache/bin/prometheus" "$2/bin/prometheus"
+    printf 'root:x:0:0:root:/:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$2/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$2/etc/group"
+    ;;
+  esac
+}
+# The operator runs it as /bin/prometheus-config-reloader (its command is set by the operator).
+config_reloader_rootfs() { # stamp | fill DIR
+  local bin="$cache/prometheus-operator/prometheus-config-reloader-$PROMETHEUS_OPERATOR_VERSION"
+  static_binary "$bin"
+  case "$1" in
+  stamp) cat "$bin.stamp" ;;
+  fill)
+    mkdir -p "$2/bin" "$2/etc" "$2/tmp"
+    chmod 1777 "$2/tmp"
+    install -m 0755 "$bin" "$2/bin/prometheus-config-reloader"
+    printf 'root:x:0:0:root:/:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$2/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$2/etc/group"
+    ;;
+  esac
+}
+
 build_images() {
   build_go "$cache/bin/pause" pause . ""
   image "$cache/images/pause.tar" "$PAUSE_IMAGE" pause_rootfs /pause
   image "$cache/images/busybox.tar" "$BUSYBOX_IMAGE" busybox_rootfs /bin/sh
+  build_prometheus
+  build_prometheus_operator
+  image "$cache/images/prometheus.tar" "$PROMETHEUS_IMAGE" prometheus_rootfs /bin/prometheus --user 65534:65534
+  image "$cache/images/prometheus-config-reloader.tar" "$PROMETHEUS_CONFIG_RELOADER_IMAGE" config_reloader_rootfs \
+    /bin/prometheus-config-reloader --user 65534:65534
 }
 
 case "${1:-all}" in
@@ -192,8 +274,9 @@ runtime) build_runtime ;;
 coredns) build_coredns ;;
 prometheus) build_prometheus ;;
 kueue) build_kueue ;;
+prometheus-operator) build_prometheus_operator ;;
 images) build_images ;;
-all) build_kube; build_runtime; build_coredns; build_prometheus; build_kueue; build_images ;;
-*) die "usage: $0 [all|kube|runtime|coredns|prometheus|kueue|images]" ;;
+all) build_kube; build_runtime; build_coredns; build_prometheus; build_kueue; build_prometheus_operator; build_images ;;
+*) die "usage: $0 [all|kube|runtime|coredns|prometheus|kueue|prometheus-operator|images]" ;;
 esac
 echo "$cache"

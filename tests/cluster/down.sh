@@ -6,12 +6,12 @@
 #
 #   down.sh DIR
 #
-# Order: Kueue (kueue.sh) and the controllers first (nothing recreates or schedules pods), then the pods are
-# deleted while the kubelet still runs, so that it stops their sandboxes through CRI
-# and CNI DEL releases their addresses and veths; then the kubelets, CoreDNS,
-# the containerds, their shims, whatever still runs in the pods' cgroups, the control
-# plane, the mounts, the bridges, the blackhole route and the guard chain. DIR keeps its
-# logs.
+# Order: Kueue (kueue.sh), the Prometheus Operator (prometheus_operator.sh) and the
+# controllers first (nothing recreates or schedules pods), then the pods are deleted
+# while the kubelet still runs, so that it stops their sandboxes through CRI and CNI DEL
+# releases their addresses and veths; then the kubelets, CoreDNS, the containerds, their
+# shims, whatever still runs in the pods' cgroups, the control plane, the mounts, the
+# bridges, the blackhole route and the guard chain. DIR keeps its logs.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +24,7 @@ dir="${1:-}"
 dir="$(cd "$dir" && pwd)"
 cluster_paths "$dir"
 CACHE="" CONTAINERD_PID="" KCM_PID="" SCHEDULER_PID="" KUBELET_PID="" COREDNS_PID="" WATCHDOG_PID=""
-KUBE_PROXY_PID="" KUEUE_PID="" NODE_COUNT=1
+KUBE_PROXY_PID="" KUEUE_PID="" PROMETHEUS_OPERATOR_PID="" NODE_COUNT=1
 if [[ -f "$dir/cluster.env" ]]; then
   # A node.sh poweron under way would start processes behind this stop's back.
   exec 9>>"$dir/.node.lock"
@@ -196,9 +196,11 @@ main() {
   if [[ -n "$WATCHDOG_PID" && "$WATCHDOG_PID" != "$$" ]] && watchdog_of_dir "$WATCHDOG_PID"; then
     kill -TERM "$WATCHDOG_PID" 2>/dev/null || true
   fi
-  # Kueue (kueue.sh) first: it acts on the API objects the others manage. Its webhook
-  # configurations stay in etcd, which goes with the control plane.
+  # Kueue (kueue.sh) and the Prometheus Operator (prometheus_operator.sh) first: they act
+  # on the API objects the others manage. Kueue's webhook configurations stay in etcd,
+  # which goes with the control plane.
   stop_pid "$KUEUE_PID" kueue
+  stop_pid "$PROMETHEUS_OPERATOR_PID" prometheus-operator
   remove_kueue_metrics_certs "$dir"
   stop_pid "$KCM_PID" kube-controller-manager
   stop_pid "$SCHEDULER_PID" kube-scheduler

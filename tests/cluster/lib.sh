@@ -112,6 +112,8 @@ KUEUE_PID=${KUEUE_PID:-}
 KUEUE_HEALTH_PORT=${KUEUE_HEALTH_PORT:-}
 KUEUE_METRICS_PORT=${KUEUE_METRICS_PORT:-}
 KUEUE_WEBHOOK_PORT=${KUEUE_WEBHOOK_PORT:-}
+PROMETHEUS_OPERATOR_PID=${PROMETHEUS_OPERATOR_PID:-}
+PROMETHEUS_OPERATOR_PORT=${PROMETHEUS_OPERATOR_PORT:-}
 NODE_NAME=$(nv 0 NAME)
 CLUSTER_DNS=$GATEWAY
 POD_SUBNET=$POD_SUBNET
@@ -414,7 +416,9 @@ start_node_containerd() { # index
 
 import_images() { # index
   local i="$1" img
-  for img in pause busybox; do
+  # prometheus and prometheus-config-reloader: what the Prometheus Operator
+  # (prometheus_operator.sh) runs in the Prometheus pods it makes.
+  for img in pause busybox prometheus prometheus-config-reloader; do
     ctr_node "$i" images import --local "$CACHE/images/$img.tar" >>"$dir/logs/images.log" 2>&1 ||
       die "ctr images import $CACHE/images/$img.tar into $(nv "$i" NAME) failed (log: $dir/logs/images.log)"
   done

@@ -11,7 +11,14 @@ PROMETHEUS_VERSION=v3.16.0
 PROMETHEUS_MODULE_VERSION=v0.316.0
 # Kueue's controller manager (kueue.sh runs it on the host); kueue/go.mod builds it.
 KUEUE_VERSION=v0.17.0
+# The Prometheus Operator (prometheus_operator.sh runs it on the host) and its config
+# reloader; prometheus-operator/go.mod builds both.
+PROMETHEUS_OPERATOR_VERSION=v0.85.0
 # Locally built images (build.sh packs them; up.sh imports them into containerd). The
 # registry part names no real registry: nothing is ever pulled.
 PAUSE_IMAGE=ddp3d.local/pause:1
 BUSYBOX_IMAGE=ddp3d.local/busybox:1
+# What the Prometheus Operator runs in the Prometheus pods it makes: upstream's server
+# (build.sh's prometheus binary) and the operator's config reloader.
+PROMETHEUS_IMAGE=ddp3d.local/prometheus:$PROMETHEUS_VERSION
+PROMETHEUS_CONFIG_RELOADER_IMAGE=ddp3d.local/prometheus-config-reloader:$PROMETHEUS_OPERATOR_VERSION
