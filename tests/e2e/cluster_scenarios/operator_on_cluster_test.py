@@ -19,8 +19,18 @@ d. Prometheus (upstream's server from Go modules, on the node: Debian's has no K
    pods the operator annotated (`prometheus.io/scrape`) and the chart's metrics Service,
    scrapes them over the pod network, and every query of both chart dashboards returns
    data from the live jobs.
-e. Deleting the jobs garbage-collects their pods, Services and Secrets; `helm uninstall` leaves no operator pod, container or Lease holder behind (the
-   ReplicaSet and its pods go by the controller-manager's real garbage collection).
+e. The Prometheus Operator (tests/cluster/prometheus_operator.sh: upstream's, from Go
+   modules, on the host) consumes the chart's ServiceMonitor, PodMonitor and PrometheusRule
+   (`helm upgrade` with serviceMonitor/prometheusRule enabled, kube-prometheus-stack's
+   `release` label and alert windows of seconds): the Prometheus it runs as a StatefulSet
+   pod (images ddp3d.local/prometheus and ddp3d.local/prometheus-config-reloader) scrapes
+   the operator's Service and a running job's worker pods and loads the chart's 6 alerts;
+   then DDP3DGangRestartLoop and DDP3DTrainingJobFailed fire for a job whose worker keeps
+   failing, and DDP3DTrainingStalled for a job one of whose ranks is SIGSTOPped (the other
+   blocks in its all-reduce and keeps serving /metrics).
+f. Deleting the jobs garbage-collects their pods, Services and Secrets; `helm uninstall`
+   leaves no operator pod, container or Lease holder behind (the ReplicaSet and its pods go
+   by the controller-manager's real garbage collection).
 
 Needs root (tests/cluster). One cluster per machine: ctest serialises the suites that start
 one (RESOURCE_LOCK ddp3d_cluster).
@@ -38,7 +48,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_scenario import (OPERATOR, OPERATOR_IMAGE, OPERATOR_NS, RELEASE,  # noqa: E402
+from cluster_scenario import (CLUSTER, OPERATOR, OPERATOR_IMAGE, OPERATOR_NS, RELEASE,  # noqa: E402
                               RESTRICTED, SOURCE_DIR, WORKER_IMAGE, WORKER_UID,
                               ClusterScenario, log, run)
 
@@ -366,7 +376,179 @@ scrape_configs:
                         f"{r['value'][1]}" for r in result)[:80])
         self.kubectl("-n", JOBS_NS, "delete", "trainingjob", name, "fails", "--wait=false")
 
-    def test_e_helm_uninstall_leaves_nothing(self):
+    # -- the Prometheus Operator -----------------------------------------------------------
+    def cluster_versions(self):
+        out = run(["bash", "-c", f"source {CLUSTER}/versions.sh && echo $PROMETHEUS_IMAGE "
+                   "$PROMETHEUS_VERSION $PROMETHEUS_OPERATOR_VERSION"], check=True).stdout.split()
+        return dict(zip(("image", "version", "operator"), out))
+
+    def test_e_prometheus_operator_consumes_chart_monitors_and_alerts_fire(self):
+        self.require_operator()
+        versions = self.cluster_versions()
+        stall, crash = "stall", "crashloop"
+        # A long run whose rank 1 is stopped later. Heartbeats off: rank 0 must stay blocked
+        # in its all-reduce (as in a hung collective), not end with PeerLost.
+        self.apply_job(stall, TOY_CONFIG, ["--cfg-options", "train_cfg.max_epochs=100000",
+                                           "train_cfg.val_interval=100000",
+                                           "default_hooks.checkpoint.interval=-1",
+                                           "env_cfg.dist_cfg.heartbeat_timeout=0"])
+        t0 = time.monotonic()
+        res = run(["bash", os.path.join(CLUSTER, "prometheus_operator.sh"), self.dir])
+        self.assertEqual(res.returncode, 0, res.stderr[-3000:])
+        log(f"prometheus_operator.sh -> operator healthy: {time.monotonic() - t0:.1f}s")
+
+        # The chart's monitors and rules with kube-prometheus-stack's selector label, alert
+        # windows of seconds instead of minutes.
+        label = "release=kube-prometheus-stack"
+        res = run([self.helm, "--kubeconfig", self.kubeconfig, "upgrade", RELEASE,
+                   os.path.join(SOURCE_DIR, "charts", "ddp3d"), "--namespace", OPERATOR_NS,
+                   "--reuse-values", "--wait", "--timeout", "120s",
+                   *[a for v in ("serviceMonitor.enabled=true", "serviceMonitor.interval=5s",
+                                 f"serviceMonitor.labels.{label}", "prometheusRule.enabled=true",
+                                 f"prometheusRule.labels.{label}",
+                                 "prometheusRule.jobFailed.window=1m",
+                                 "prometheusRule.gangRestartLoop.window=1m",
+                                 "prometheusRule.trainingStalled.window=30s",
+                                 "prometheusRule.trainingStalled.for=15s") for a in ("--set", v)]])
+        self.assertEqual(res.returncode, 0, f"helm upgrade failed:\n{res.stderr}")
+
+        ns, sa = "monitoring", "ddp3d-prometheus"
+        selector = {"matchLabels": {"release": "kube-prometheus-stack"}}
+        prometheus = {
+            "apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus",
+            "metadata": {"name": "ddp3d", "namespace": ns},
+            "spec": {"image": versions["image"], "version": versions["version"], "replicas": 1,
+                     "serviceAccountName": sa, "scrapeInterval": "5s", "evaluationInterval": "5s",
+                     "serviceMonitorSelector": selector, "serviceMonitorNamespaceSelector": {},
+                     "podMonitorSelector": selector, "podMonitorNamespaceSelector": {},
+                     "ruleSelector": selector, "ruleNamespaceSelector": {},
+                     "securityContext": {"runAsUser": 1000, "runAsGroup": 2000, "fsGroup": 2000,
+                                         "runAsNonRoot": True,
+                                         "seccompProfile": {"type": "RuntimeDefault"}}}}
+        self.kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": ns}},
+            # Upstream's ClusterRole for a Prometheus (prometheus_operator.sh installs it).
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": sa},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": "prometheus"},
+             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}]},
+            prometheus]}))
+        self.addCleanup(lambda: self.kubectl("-n", ns, "delete", "prometheus", "ddp3d",
+                                             "--wait=false", check=False))
+        pod_name = "prometheus-ddp3d-0"  # the operator's StatefulSet prometheus-<name>
+
+        def ready():
+            res = self.kubectl("-n", ns, "get", "pod", pod_name, "-o", "json", check=False)
+            if res.returncode != 0:
+                return False, res.stderr.strip() or self.events(ns)
+            pod = json.loads(res.stdout)
+            conds = {c["type"]: c["status"] for c in pod["status"].get("conditions", [])}
+            return conds.get("Ready") == "True", (pod["status"].get("phase"), [
+                (c["name"], c.get("state")) for c in pod["status"].get("containerStatuses", [])])
+        try:
+            self.wait(f"Prometheus pod {ns}/{pod_name} Ready", 180, ready, interval=1)
+        except AssertionError as e:
+            log_tail = open(os.path.join(self.dir, "logs", "prometheus-operator.log")).read()[-3000:]
+            raise AssertionError(f"{e}\n{self.events(ns)}\nprometheus-operator.log:\n{log_tail}") from None
+        pod = self.get("-n", ns, "pod", pod_name)
+        images = sorted(c["image"] for c in pod["spec"]["containers"])
+        self.assertIn(versions["image"], images)
+        self.assertTrue(any(i.startswith("ddp3d.local/prometheus-config-reloader:") for i in images), images)
+        base = f"http://{pod['status']['podIP']}:9090/api/v1/"
+        log(f"Prometheus CR -> pod {pod_name} Ready: {time.monotonic() - t0:.1f}s ({images})")
+
+        def api(path):
+            try:
+                with urllib.request.urlopen(base + path, timeout=5) as r:
+                    answer = json.load(r)
+            except OSError as e:
+                return None, str(e)
+            return (answer["data"], None) if answer.get("status") == "success" else (None, answer)
+
+        # The operator's Service through the ServiceMonitor, both ranks of the running job
+        # through the PodMonitor, all scraped.
+        def targets_up():
+            data, err = api("targets?state=active")
+            if data is None:
+                return False, err
+            up = {(t["scrapePool"], t["labels"].get("service") or t["labels"].get("pod"))
+                  for t in data["activeTargets"] if t["health"] == "up"}
+            want = {(f"serviceMonitor/{OPERATOR_NS}/{OPERATOR}/0", f"{OPERATOR}-metrics"),
+                    (f"podMonitor/{OPERATOR_NS}/{RELEASE}-workers/0", f"{stall}-node-0"),
+                    (f"podMonitor/{OPERATOR_NS}/{RELEASE}-workers/0", f"{stall}-node-1")}
+            return want <= up, sorted(up)
+        up = self.wait("the operator's Service and the workers' pods scraped", 120, targets_up, interval=1)
+        log(f"targets up after {time.monotonic() - t0:.1f}s: {up}")
+
+        with open(os.path.join(SOURCE_DIR, "charts", "ddp3d", "templates", "prometheusrule.yaml")) as f:
+            chart_alerts = set(re.findall(r"- alert: (\w+)", f.read()))
+        self.assertEqual(len(chart_alerts), 6, chart_alerts)
+
+        def rules_loaded():
+            data, err = api("rules?type=alert")
+            if data is None:
+                return False, err
+            names = {r["name"] for g in data["groups"] for r in g["rules"]}
+            return names == chart_alerts, names
+        self.wait("the chart's 6 alerts loaded (PrometheusRule -> rule file)", 60, rules_loaded, interval=1)
+
+        def alerts(name, **labels):
+            data, _ = api("alerts")
+            return [a for a in (data or {}).get("alerts", [])
+                    if a["labels"].get("alertname") == name
+                    and all(a["labels"].get(k) == v for k, v in labels.items())]
+
+        def firing(name, **labels):
+            found = alerts(name, **labels)
+            return any(a["state"] == "firing" for a in found), found or None
+
+        # The window of the restart and failure counters starts once Prometheus has scraped
+        # the operator for a window (a series born later counts whole).
+        self.wait("a minute of the operator's scrapes", 90, lambda: (
+            bool((api("query?query=" + urllib.parse.quote("up offset 1m"))[0] or {}).get("result")), None))
+        self.assertFalse(alerts("DDP3DTrainingStalled", job_name=stall), "stalled while training")
+
+        # A worker that exits non-zero at once (a config that does not exist), 4 times.
+        t1 = time.monotonic()
+        self.apply_job(crash, "configs/no/such/config.yaml", backoff_limit=4)
+        self.wait(f"DDP3DGangRestartLoop firing for {JOBS_NS}/{crash}", 180, lambda: firing(
+            "DDP3DGangRestartLoop", trainingjob_namespace=JOBS_NS, trainingjob=crash), interval=1)
+        log(f"crash-looping job -> DDP3DGangRestartLoop firing: {time.monotonic() - t1:.1f}s "
+            f"(restarts {self.job_status(crash).get('restarts')})")
+        self.wait_phase(crash, "Failed", 120)
+        reason = next((c.get("reason") for c in self.job_status(crash).get("conditions", [])
+                       if c["type"] == "Failed" and c["status"] == "True"), None)
+        self.assertTrue(reason, self.job_status(crash))
+        self.wait(f"DDP3DTrainingJobFailed firing ({reason})", 60, lambda: firing(
+            "DDP3DTrainingJobFailed", reason=reason), interval=1)
+        log(f"crash-looping job -> DDP3DTrainingJobFailed ({reason}) firing: {time.monotonic() - t1:.1f}s")
+
+        # Rank 1 stopped (every process of its container): rank 0 waits in the all-reduce,
+        # its /metrics still answers and its step counter stands still.
+        victim = self.get("-n", JOBS_NS, "pod", f"{stall}-node-1")
+        container = victim["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
+        ctr = [os.path.join(self.env["CACHE"], "bin", "ctr"), "--address",
+               self.env["CONTAINERD_SOCK"], "--namespace", "k8s.io"]
+        t2 = time.monotonic()
+        res = run([*ctr, "tasks", "kill", "--all", "--signal", "SIGSTOP", container])
+        self.assertEqual(res.returncode, 0, res.stderr)
+        try:
+            self.wait(f"DDP3DTrainingStalled firing for {stall}", 120, lambda: firing(
+                "DDP3DTrainingStalled", job_name=stall), interval=1)
+            log(f"rank 1 SIGSTOPped -> DDP3DTrainingStalled firing: {time.monotonic() - t2:.1f}s")
+            # rank 0 is blocked, not gone: still scraped
+            data, _ = api("query?query=" + urllib.parse.quote(
+                f'up{{pod="{stall}-node-0"}} == 1'))
+            self.assertTrue(data and data["result"], "rank 0's /metrics still answers")
+        finally:
+            self.kubectl("-n", JOBS_NS, "delete", "trainingjob", stall, crash, "--wait=false",
+                         check=False)
+            run([*ctr, "tasks", "kill", "--all", "--signal", "SIGKILL", container])
+        log(f"scenario e total: {time.monotonic() - t0:.1f}s")
+
+    def test_f_helm_uninstall_leaves_nothing(self):
         self.require_operator()
         # Deleting the jobs removes what the operator made for them (pods, headless
         # Services, rendezvous Secrets) through their ownerReferences: the
