@@ -2,6 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <string_view>
+#include <unordered_set>
+
 #include "common/io/regular_file.h"
 #include "worker/config/config.h"
 
@@ -74,6 +77,12 @@ Value convert(const YAML::Node& node, const std::string& name, const std::string
     }
     case YAML::NodeType::Map: {
       Value map = Value::map({}, origin);
+      // Keys seen so far, hashed: scanning the mapping for each key made a mapping of n keys
+      // cost n^2/2 comparisons (80000 keys took a minute). The views point into `node`'s
+      // scalars, which outlive this loop.
+      std::unordered_set<std::string_view> seen;
+      seen.reserve(node.size());
+      map.entries().reserve(node.size());
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) {
           throw ConfigError(origin_of(kv.first, name).to_string(), key,
@@ -86,10 +95,10 @@ Value convert(const YAML::Node& node, const std::string& name, const std::string
                             "YAML merge keys (<<) are not supported; use _base_, or an anchor "
                             "for the whole value");
         }
-        if (map.find(k) != nullptr) {
+        if (!seen.insert(k).second) {
           throw ConfigError(origin_of(kv.first, name).to_string(), dotted, "duplicate key");
         }
-        map.set(k, convert(kv.second, name, dotted, budget));
+        map.entries().emplace_back(k, convert(kv.second, name, dotted, budget));
       }
       return map;
     }

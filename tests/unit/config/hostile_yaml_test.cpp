@@ -8,7 +8,9 @@
 
 #include "tests/unit/common/hostile_files.h"
 #include "tests/unit/config/temp_dir.h"
+#include "worker/config/loader.h"
 #include "worker/config/value.h"
+#include "worker/config/yaml_io.h"
 
 namespace ddp3d::config {
 namespace {
@@ -104,6 +106,34 @@ TEST(HostileYaml, ConfigPathsThatAreNotRegularFiles) {
   const std::string base =
       ddp3d::testing::message_within([&] { load(dir.path("top.yaml")); }, fifo);
   EXPECT_TRUE(contains(base, "config file is a FIFO")) << base;
+}
+
+// `keys` lines "k<i>: <i>", then `tail` (benchmarks/config times how this scales).
+std::string flat_mapping(int keys, const std::string& tail = "") {
+  std::string text;
+  for (int i = 0; i < keys; ++i) text += "k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  return text + tail;
+}
+
+TEST(HostileYaml, AHugeMappingLoadsWholeAndADuplicateAtItsEndIsStillFound) {
+  // The largest flat mapping the node limit admits: the mapping itself is one of the 100000.
+  constexpr int kKeys = 99999;
+  testing::TempDir dir;
+  const Value tree = load_tree(dir.write("big.yaml", flat_mapping(kKeys)), "big.yaml");
+  ASSERT_EQ(tree.entries().size(), static_cast<std::size_t>(kKeys));
+  EXPECT_EQ(tree.entries().front().first, "k0");
+  EXPECT_EQ(tree.entries().back().first, "k" + std::to_string(kKeys - 1));
+  EXPECT_EQ(tree.find("k77777")->as_int(), 77777);
+  EXPECT_EQ(tree.entries().back().second.origin().to_string(), "big.yaml:" + std::to_string(kKeys));
+
+  // The duplicate of the second key, on the last line.
+  const std::string dup =
+      error_of([&] { parse_yaml(flat_mapping(kKeys - 1, "k1: 2\n"), "dup.yaml"); });
+  EXPECT_TRUE(contains(dup, "dup.yaml:" + std::to_string(kKeys) + ": k1: duplicate key")) << dup;
+  // One key more is past the node limit: an error, not a slow load.
+  const std::string over = error_of([&] { parse_yaml(flat_mapping(kKeys + 1), "over.yaml"); });
+  EXPECT_TRUE(contains(over, "over.yaml:")) << over;
+  EXPECT_TRUE(contains(over, "more than 100000 values")) << over;
 }
 
 }  // namespace
