@@ -140,10 +140,20 @@ Variants dataset_variants(bool with_repeat) {
   return v;
 }
 
+// Loader threads per process. More than a node has hardware threads only adds contention, and
+// the largest nodes have a few hundred; 1024 (also --nproc-per-node's bound) leaves room for
+// them while catching a typo such as 100000 here, before any thread or process starts, rather
+// than when the threads fail to start.
+constexpr int kMaxLoaderWorkers = 1024;
+
 S dataloader(bool shuffle, const char* doc) {
   return S::map({
                     {"batch_size", S::integer().min(1).required().doc("samples per process")},
-                    {"num_workers", S::integer().min(0).def(0).doc("background loader threads")},
+                    {"num_workers", S::integer()
+                                        .min(0)
+                                        .max(kMaxLoaderWorkers)
+                                        .def(0)
+                                        .doc("background loader threads (per process)")},
                     {"persistent_workers", S::boolean().def(false)},
                     {"drop_last", S::boolean().def(false)},
                     {"sampler",

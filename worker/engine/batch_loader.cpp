@@ -10,7 +10,8 @@ namespace ddp3d::engine {
 
 BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset, std::vector<std::int64_t> indices,
                          const BatchLoaderOptions& options,
-                         std::function<std::uint64_t(std::int64_t)> sample_seed)
+                         std::function<std::uint64_t(std::int64_t)> sample_seed,
+                         const LoaderThreads& threads)
     : dataset_(std::move(dataset)), options_(options), sample_seed_(std::move(sample_seed)) {
   if (options.batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
   const auto n = static_cast<std::int64_t>(indices.size());
@@ -22,13 +23,14 @@ BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset, std::vector<std
     const auto last = indices.begin() + std::min(n, (b + 1) * options.batch_size);
     batches_.emplace_back(first, last);
   }
-  start();
+  start(threads);
 }
 
 BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset,
                          std::vector<std::vector<std::int64_t>> batches,
                          const BatchLoaderOptions& options,
-                         std::function<std::uint64_t(std::int64_t)> sample_seed)
+                         std::function<std::uint64_t(std::int64_t)> sample_seed,
+                         const LoaderThreads& threads)
     : dataset_(std::move(dataset)),
       batches_(std::move(batches)),
       options_(options),
@@ -36,22 +38,47 @@ BatchLoader::BatchLoader(std::shared_ptr<const Dataset> dataset,
   for (const auto& batch : batches_) {
     if (batch.empty()) throw std::invalid_argument("BatchLoader: an empty batch");
   }
-  start();
+  start(threads);
 }
 
-void BatchLoader::start() {
+void BatchLoader::start(const LoaderThreads& threads) {
   num_batches_ = static_cast<std::int64_t>(batches_.size());
   capacity_ = options_.prefetch > 0 ? options_.prefetch : 2 * std::max(1, options_.num_workers);
-  for (int i = 0; i < options_.num_workers; ++i) threads_.emplace_back([this] { worker_loop(); });
+  // A constructor that throws runs no destructor: the threads already started must be stopped
+  // and joined here, or destroying them joinable calls std::terminate.
+  try {
+    threads_.reserve(static_cast<std::size_t>(std::max(0, options_.num_workers)));
+    for (int i = 0; i < options_.num_workers; ++i) {
+      std::function<void()> body = [this] { worker_loop(); };
+      threads_.push_back(threads.start ? threads.start(std::move(body))
+                                       : std::thread(std::move(body)));
+    }
+  } catch (const std::exception& e) {
+    const std::size_t started = threads_.size();
+    stop();
+    throw std::runtime_error(threads.key + " = " + std::to_string(options_.num_workers) +
+                             ": could not start loader thread " + std::to_string(started + 1) +
+                             " (" + e.what() + "); lower " + threads.key +
+                             ", or raise the limits on threads and memory (ulimit -u, -v)");
+  } catch (...) {
+    stop();
+    throw;
+  }
 }
 
-BatchLoader::~BatchLoader() {
+void BatchLoader::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   cv_.notify_all();
-  for (std::thread& t : threads_) t.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+BatchLoader::~BatchLoader() {
+  stop();
 }
 
 Batch BatchLoader::load(std::int64_t batch_index) const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,18 +29,31 @@ struct BatchLoaderOptions {
   bool drop_last = false;
 };
 
+// How a BatchLoader's background threads are named in errors and started.
+struct LoaderThreads {
+  // The setting that asked for them ("train_dataloader.num_workers"), named when they cannot all
+  // be started.
+  std::string key = "num_workers";
+  // Starts one thread running its argument; empty: std::thread. Tests substitute one that fails.
+  std::function<std::thread(std::function<void()>)> start;
+};
+
 class BatchLoader {
  public:
   // `indices`: this rank's sample order for the epoch. `sample_seed(index)`: the seed of the
-  // generator passed to Dataset::get for that sample.
+  // generator passed to Dataset::get for that sample. When a background thread cannot be started
+  // (the process or user is out of threads or memory), the ones already started are stopped and
+  // joined and a std::runtime_error names `threads.key` and the count.
   BatchLoader(std::shared_ptr<const Dataset> dataset, std::vector<std::int64_t> indices,
               const BatchLoaderOptions& options,
-              std::function<std::uint64_t(std::int64_t)> sample_seed);
+              std::function<std::uint64_t(std::int64_t)> sample_seed,
+              const LoaderThreads& threads = {});
   // Explicit batches: batch k holds the samples `batches[k]` (each non-empty), in order;
   // options.batch_size and drop_last are not used.
   BatchLoader(std::shared_ptr<const Dataset> dataset,
               std::vector<std::vector<std::int64_t>> batches, const BatchLoaderOptions& options,
-              std::function<std::uint64_t(std::int64_t)> sample_seed);
+              std::function<std::uint64_t(std::int64_t)> sample_seed,
+              const LoaderThreads& threads = {});
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -51,7 +65,9 @@ class BatchLoader {
 
  private:
   Batch load(std::int64_t batch_index) const;
-  void start();
+  void start(const LoaderThreads& threads);
+  // Makes the threads return and joins them.
+  void stop();
   void worker_loop();
 
   std::shared_ptr<const Dataset> dataset_;

@@ -166,6 +166,7 @@ int run_test(int argc, char** argv) {
     std::shared_ptr<Dataset> data = dataset_registry().build(cfg.node("test_dataloader.dataset"));
     std::shared_ptr<Evaluator> evaluator = evaluator_registry().build(cfg.node("test_evaluator"));
     LoaderSpec loader;
+    loader.section = "test_dataloader";
     loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
     loader.num_workers = cfg.get_or<int>("test_dataloader.num_workers", 0);
     const MetricMap metrics = evaluate(*model, *data, loader, *evaluator, session->ctx);

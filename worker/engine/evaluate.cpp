@@ -68,8 +68,10 @@ MetricMap evaluate(Model& model, const Dataset& dataset, const LoaderSpec& spec,
   evaluator.reset();
   BatchLoaderOptions lo{spec.batch_size, spec.num_workers, 0, false};
   std::shared_ptr<const Dataset> data(&dataset, [](const Dataset*) {});
-  BatchLoader loader(data, epoch_indices(dataset.size(), ctx, false, 0, 0, false), lo,
-                     [&](std::int64_t index) { return data_seed(ctx.seed, ctx.rank, 0, index); });
+  BatchLoader loader(
+      data, epoch_indices(dataset.size(), ctx, false, 0, 0, false), lo,
+      [&](std::int64_t index) { return data_seed(ctx.seed, ctx.rank, 0, index); },
+      LoaderThreads{spec.num_workers_key(), {}});
   while (auto batch = loader.next()) {
     const Batch on_device = batch->to(ctx.device);
     evaluator.process(on_device, model.predict(on_device));

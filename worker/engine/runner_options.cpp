@@ -15,8 +15,10 @@ ScheduleKind schedule_kind(const std::string& type, ScheduledParam* param) {
   return ScheduleKind::kCosine;  // CosineAnnealingLR / CosineAnnealingMomentum
 }
 
-LoaderSpec loader_spec(const config::Config& c) {
+LoaderSpec loader_spec(const config::Config& cfg, const std::string& section) {
+  const config::Config c = cfg.node(section);
   LoaderSpec s;
+  s.section = section;
   s.batch_size = c.get<std::int64_t>("batch_size");
   s.num_workers = c.get_or<int>("num_workers", 0);
   s.drop_last = c.get_or<bool>("drop_last", false);
@@ -94,8 +96,8 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
     }
   }
 
-  o.train_loader = loader_spec(cfg.node("train_dataloader"));
-  if (cfg.has("val_dataloader")) o.val_loader = loader_spec(cfg.node("val_dataloader"));
+  o.train_loader = loader_spec(cfg, "train_dataloader");
+  if (cfg.has("val_dataloader")) o.val_loader = loader_spec(cfg, "val_dataloader");
 
   o.log_interval = cfg.get_or<std::int64_t>("default_hooks.logger.interval", 50);
   o.checkpoint_interval = cfg.get_or<std::int64_t>("default_hooks.checkpoint.interval", 1);

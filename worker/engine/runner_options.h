@@ -33,11 +33,16 @@ struct OptimizerSpec {
 enum class Precision { kFp32, kFp16, kBf16 };
 
 struct LoaderSpec {
+  std::string section;  // the config mapping it came from ("train_dataloader"), for errors
   std::int64_t batch_size = 1;
   int num_workers = 0;
   bool shuffle = true;
   bool drop_last = false;
   std::optional<std::int64_t> seed;  // null: the run's seed
+
+  std::string num_workers_key() const {
+    return section.empty() ? "num_workers" : section + ".num_workers";
+  }
 };
 
 struct RunnerOptions {

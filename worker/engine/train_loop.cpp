@@ -167,7 +167,8 @@ TrainLoop::EpochData TrainLoop::open_train_data(std::int64_t first_iter) const {
       train_data_, std::move(batches), lo,
       [seed = ctx_.seed, rank = ctx_.rank, epoch](std::int64_t index) {
         return data_seed(seed, rank, epoch, index);
-      });
+      },
+      LoaderThreads{spec.num_workers_key(), {}});
   return data;
 }
 

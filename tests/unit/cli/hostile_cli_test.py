@@ -1,6 +1,6 @@
 """The real `ddp3d` binary fed hostile input: unchecked CLI numbers, configs that are FIFOs,
-devices, alias bombs or deep nests, a full disk during `data synth-kitti`, `--work-dir null`,
-and stray checkpoint names under `--resume auto`.
+devices, alias bombs or deep nests, loader thread counts past what can be started, a full disk
+during `data synth-kitti`, `--work-dir null`, and stray checkpoint names under `--resume auto`.
 
 Every run has a deadline and an address-space limit, so a hang or an unbounded allocation fails
 the test instead of the machine; each must end with a clear error naming the flag or the file,
@@ -19,9 +19,13 @@ TOY_CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "toy",
 ADDRESS_SPACE = 16 << 30  # LibTorch maps a lot at start; a runaway allocation still hits it
 
 
-def run(args, cwd=None, timeout=60, file_size=None):
+def run(args, cwd=None, timeout=60, file_size=None, thread_stack=None):
     def limits():
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+        if thread_stack is not None:
+            # glibc gives each new thread a stack of RLIMIT_STACK bytes: with large ones the
+            # address-space limit runs out after a few threads (RLIMIT_NPROC does not bind root).
+            resource.setrlimit(resource.RLIMIT_STACK, (thread_stack, thread_stack))
         if file_size is not None:
             # A full disk: write() fails with EFBIG instead of the process dying of SIGXFSZ.
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -109,6 +113,24 @@ class HostileCli(unittest.TestCase):
         code, text = run(["train", TOY_CONFIG, "--cfg-options", "optim_wrapper.optimizer.lr=.nan"])
         self.assertEqual(code, 2, text)
         self.assertIn("must be a finite number", text)
+
+    def test_loader_threads_are_bounded_and_failing_to_start_them_is_an_error(self):
+        # An absurd count is a config error before any thread, session or work dir.
+        config = self.write("workers.yaml",
+                            "_base_: %s\ntrain_dataloader: {num_workers: 100000}\n" % TOY_CONFIG)
+        code, text = run(["train", config], cwd=self.dir, timeout=30)
+        self.assertEqual(code, 2, text)
+        self.assertIn("workers.yaml:2: train_dataloader.num_workers: must be <= 1024, got 100000",
+                      text)
+        self.assertFalse(os.path.exists(self.path("work_dirs")), os.listdir(self.dir))
+        # An allowed count the process cannot start: an error naming the key, never
+        # std::terminate ("terminate called without an active exception", SIGABRT).
+        code, text = run(["train", TOY_CONFIG, "--work-dir", self.path("work"), "--cfg-options",
+                          "train_dataloader.num_workers=1000", "train_cfg.max_epochs=1"],
+                         timeout=120, thread_stack=1 << 30)
+        self.assertEqual(code, 1, text[-3000:])
+        self.assertIn("train_dataloader.num_workers = 1000: could not start loader thread", text)
+        self.assertNotIn("terminate called", text)
 
     def test_a_full_disk_leaves_no_empty_file_in_place(self):
         out = self.path("kitti")

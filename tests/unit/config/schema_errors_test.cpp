@@ -120,6 +120,17 @@ INSTANTIATE_TEST_SUITE_P(
                   {"ddp.broadcast_buffers=maybe"},
                   {"--cfg-options ddp.broadcast_buffers=maybe: ddp.broadcast_buffers: expected "
                    "true or false, got \"maybe\""}},
+        // More loader threads than any machine has: refused before a thread is started.
+        BadConfig{"too_many_loader_workers",
+                  {{"x.yaml",
+                    "_base_: toy.yaml\ntrain_dataloader: {num_workers: 100000}\n"
+                    "val_dataloader: {batch_size: 1, num_workers: 99999999999999,\n"
+                    "  dataset: {type: SyntheticRegression, num_samples: 8}}\n"}},
+                  {"test_dataloader.num_workers=1025"},
+                  {"{dir}x.yaml:2: train_dataloader.num_workers: must be <= 1024, got 100000",
+                   "{dir}x.yaml:3: val_dataloader.num_workers: must be <= 1024, got "
+                   "99999999999999",
+                   "test_dataloader.num_workers: must be <= 1024, got 1025"}},
         BadConfig{"yaml_syntax",
                   {{"x.yaml", "_base_: toy.yaml\nmodel: [1\n"}},
                   {},

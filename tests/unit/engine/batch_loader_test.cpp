@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <system_error>
+#include <thread>
 
 namespace ddp3d::engine {
 namespace {
@@ -118,6 +122,38 @@ TEST(BatchLoader, ErrorsNameTheSample) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("sample 6"), std::string::npos) << e.what();
   }
+}
+
+TEST(BatchLoader, AThreadThatCannotStartIsAnErrorNamingTheKeyNotTerminate) {
+  // Three threads start, the fourth fails as std::thread does when the process is out of
+  // threads. Before, the started ones were destroyed joinable: std::terminate.
+  auto data = std::make_shared<CountingDataset>(64);
+  std::vector<std::int64_t> order(64);
+  for (int i = 0; i < 64; ++i) order[i] = i;
+  std::atomic<int> started{0}, returned{0};
+  LoaderThreads threads;
+  threads.key = "train_dataloader.num_workers";
+  threads.start = [&](std::function<void()> body) {
+    if (started == 3) throw std::system_error(EAGAIN, std::generic_category(), "pthread_create");
+    ++started;
+    return std::thread([&returned, body = std::move(body)] {
+      body();
+      ++returned;
+    });
+  };
+  try {
+    BatchLoader loader(
+        data, order, {1, 8, 0, false}, [](std::int64_t) { return 0ULL; }, threads);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("train_dataloader.num_workers = 8: could not start loader thread 4"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("pthread_create"), std::string::npos) << m;
+  }
+  // The three that started were told to stop and joined before the error left the constructor.
+  EXPECT_EQ(returned, 3);
 }
 
 TEST(Collate, StacksAndListsAndNamesMismatches) {
