@@ -68,7 +68,7 @@ build_kube() {
   minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
   local v="-X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=$major -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
   local c
-  for c in kube-scheduler kube-controller-manager kubelet kube-proxy; do
+  for c in kube-scheduler kube-controller-manager kubelet kube-proxy kubectl; do
     build_go "$cache/bin/$c" kube "k8s.io/kubernetes/cmd/$c" "$v"
   done
 }
@@ -257,6 +257,22 @@ config_reloader_rootfs() { # stamp | fill DIR
   esac
 }
 
+# kubectl alone as the entrypoint, like registry.k8s.io/kubectl (the chart's test pod gives
+# `kubectl wait ...` as its command); runs as nobody, read-only root file system.
+kubectl_rootfs() { # stamp | fill DIR
+  static_binary "$cache/bin/kubectl"
+  case "$1" in
+  stamp) cat "$cache/bin/kubectl.stamp" ;;
+  fill)
+    mkdir -p "$2/bin" "$2/etc" "$2/tmp"
+    chmod 1777 "$2/tmp"
+    install -m 0755 "$cache/bin/kubectl" "$2/bin/kubectl"
+    printf 'root:x:0:0:root:/:/bin/false\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$2/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$2/etc/group"
+    ;;
+  esac
+}
+
 build_images() {
   build_go "$cache/bin/pause" pause . ""
   image "$cache/images/pause.tar" "$PAUSE_IMAGE" pause_rootfs /pause
@@ -266,6 +282,8 @@ build_images() {
   image "$cache/images/prometheus.tar" "$PROMETHEUS_IMAGE" prometheus_rootfs /bin/prometheus --user 65534:65534
   image "$cache/images/prometheus-config-reloader.tar" "$PROMETHEUS_CONFIG_RELOADER_IMAGE" config_reloader_rootfs \
     /bin/prometheus-config-reloader --user 65534:65534
+  build_kube
+  image "$cache/images/kubectl.tar" "$KUBECTL_IMAGE" kubectl_rootfs /bin/kubectl --user 65534:65534
 }
 
 case "${1:-all}" in

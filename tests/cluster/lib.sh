@@ -417,8 +417,8 @@ start_node_containerd() { # index
 import_images() { # index
   local i="$1" img
   # prometheus and prometheus-config-reloader: what the Prometheus Operator
-  # (prometheus_operator.sh) runs in the Prometheus pods it makes.
-  for img in pause busybox prometheus prometheus-config-reloader; do
+  # (prometheus_operator.sh) runs in the Prometheus pods it makes; kubectl: `helm test`.
+  for img in pause busybox prometheus prometheus-config-reloader kubectl; do
     ctr_node "$i" images import --local "$CACHE/images/$img.tar" >>"$dir/logs/images.log" 2>&1 ||
       die "ctr images import $CACHE/images/$img.tar into $(nv "$i" NAME) failed (log: $dir/logs/images.log)"
   done

@@ -22,3 +22,5 @@ BUSYBOX_IMAGE=ddp3d.local/busybox:1
 # (build.sh's prometheus binary) and the operator's config reloader.
 PROMETHEUS_IMAGE=ddp3d.local/prometheus:$PROMETHEUS_VERSION
 PROMETHEUS_CONFIG_RELOADER_IMAGE=ddp3d.local/prometheus-config-reloader:$PROMETHEUS_OPERATOR_VERSION
+# kubectl alone, for the chart's `helm test` pod (tests.image; registry.k8s.io/kubectl elsewhere).
+KUBECTL_IMAGE=ddp3d.local/kubectl:$K8S_VERSION

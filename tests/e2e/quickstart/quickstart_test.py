@@ -82,6 +82,12 @@ class QuickstartTest(unittest.TestCase):
         ctest_at = re.search(r"^ctest ", test_sh, re.M)
         self.assertTrue(setup_at and ctest_at and setup_at.start() < ctest_at.start(),
                         "tools/test.sh runs the page's set-up before the tests")
+        # The test cluster's kubectl image (tests/cluster/build.sh) is tagged with its Kubernetes
+        # version: the page must name that tag for `helm test`.
+        with open(os.path.join(SOURCE_DIR, "tests", "testbin", "versions.sh")) as f:
+            k8s = re.search(r"^K8S_VERSION=(\S+)$", f.read(), re.M).group(1)
+        page = "".join(body for _, _, body in self.blocks)
+        self.assertIn(f"--set tests.image.tag={k8s}", page)
         # The commands not run here still use verbs that exist in the real programs.
         for tag, line, body in self.blocks:
             if tag not in NOT_RUN:
@@ -153,6 +159,8 @@ class QuickstartTest(unittest.TestCase):
         log(f"quickstart: Car BEV AP40 easy/moderate/hard {bev.group(1)}/{bev.group(2)}/{bev.group(3)}")
         self.assertGreater(float(bev.group(2)), 0.0, "the trained detector finds cars")
         self.assertRegex(output, r"(?m)^ddp3d-dashboards\s.*grafana_dashboard=1")
+        # helm test: the chart's test pod saw the operator reconcile a suspended job.
+        self.assertRegex(output, r"(?m)^TEST SUITE:\s+ddp3d-test\n(.*\n)*?Phase:\s+Succeeded")
         # The page ends with down.sh: nothing of the cluster is left.
         self.assertFalse(os.path.exists("/run/ddp3d-cluster.dir"), "down.sh left the cluster's mark")
 
