@@ -6,7 +6,7 @@
 #   DDP3D_DEMO_CONFIG=configs/toy/toy_regression_2proc.yaml bash tools/demo.sh   # 10-second toy
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$ROOT/tools/setup.sh"
+bash "$ROOT/tools/setup.sh" --demo
 CONFIG="${DDP3D_DEMO_CONFIG:-$ROOT/configs/pointpillars/pointpillars_demo_synthetic_car.yaml}"
 WORK_DIR="${DDP3D_DEMO_WORK_DIR:-$ROOT/work_dirs/demo}"
 cd "$ROOT"

@@ -2,7 +2,11 @@
 # Installs what ddp3d needs and builds it. Idempotent: each step is skipped when its result
 # is already there, and downloads are cached under $DDP3D_CACHE (default ~/.cache/ddp3d).
 #
-#   bash tools/setup.sh            # packages + LibTorch venv + configure + build
+#   bash tools/setup.sh            # packages + LibTorch venv + configure + build (everything the
+#                                  # tests need: operator, tests, cluster and image tooling)
+#   bash tools/setup.sh --demo     # only what the demo runs: the build packages, LibTorch's CPU
+#                                  # libraries (no CUDA wheels: 1.3 GB instead of 5.4 GB) and the
+#                                  # `ddp3d` binary; a later full run adds the rest in place
 #   DDP3D_BUILD_DIR=build-x bash tools/setup.sh
 #   DDP3D_WITH_CUDA=1 DDP3D_BUILD_DIR=build-cuda bash tools/setup.sh   # + CUDA/NCCL (compiles
 #                                                  # without a GPU; tools/cuda_toolkit.sh)
@@ -23,9 +27,18 @@ export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-10G}"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
-# 1. Debian packages.
-APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config python3-venv
-  libcpprest-dev libyaml-cpp-dev libgtest-dev libgmock-dev libssl-dev prometheus-cpp-dev
+demo=0
+case "${1:-}" in
+  --demo) demo=1 ;;
+  "") ;;
+  *) say "unknown argument $1 (usage: tools/setup.sh [--demo])"; exit 2 ;;
+esac
+
+# 1. Debian packages. The worker's build needs the first line; the rest is for the operator,
+# the tests, the test cluster and the images.
+APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config python3-venv libyaml-cpp-dev
+  libssl-dev prometheus-cpp-dev)
+((demo)) || APT_PACKAGES+=(libcpprest-dev libgtest-dev libgmock-dev
   prometheus iproute2 procps clang-format clang-tidy clang-14 libclang-rt-14-dev
   runc busybox-static   # tests/cluster: the container runtime's runc, the test pods' userland
   iptables conntrack    # tests/cluster: kube-proxy's rules
@@ -46,11 +59,35 @@ fi
 ccache --max-size "$CCACHE_MAXSIZE" >/dev/null
 
 # 2. LibTorch from PyPI's torch wheel, in a venv keyed by version (shared by every clone).
-if [[ ! -f "$VENV/.ddp3d-ready" ]]; then
-  say "creating $VENV with torch==$TORCH_VERSION (once per machine)"
+# The wheel is a CUDA build; the C++ build links only its CPU libraries (cmake/Torch.cmake),
+# and those load two small CUDA runtime libraries (libcudart, libcupti) and nothing else. The
+# demo installs just that: torch without its dependencies plus those two wheels, at the
+# versions torch pins. The full set-up (Python torch for the reference benchmarks and tests,
+# the CUDA build) completes the same venv, so the build's paths never change.
+if [[ ! -x "$VENV/bin/python" ]]; then
   rm -rf "$VENV"
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip >/dev/null
+fi
+if ((demo)) && [[ ! -f "$VENV/.ddp3d-ready" && ! -f "$VENV/.ddp3d-cpu-libraries" ]]; then
+  say "installing torch==$TORCH_VERSION's CPU libraries into $VENV (once per machine)"
+  "$VENV/bin/pip" install -q --no-deps "torch==$TORCH_VERSION"
+  # torch pins `cuda-toolkit[cublas,cudart,...]==V`: the same pin with only cudart and cupti.
+  cuda_runtime=$("$VENV/bin/python" - <<'PY'
+import importlib.metadata as md, re
+for req in md.requires("torch") or []:
+    m = re.match(r"cuda-toolkit\[[^]]*\]\s*(==\s*[0-9.]+)", req)
+    if m:
+        print("cuda-toolkit[cudart,cupti]" + m.group(1).replace(" ", ""))
+PY
+)
+  [[ -n "$cuda_runtime" ]] || { say "torch==$TORCH_VERSION pins no cuda-toolkit[...]: cannot pick its CUDA runtime"; exit 1; }
+  # --no-warn-conflicts: torch's other dependencies are left out on purpose.
+  "$VENV/bin/pip" install -q --no-warn-conflicts "$cuda_runtime"
+  touch "$VENV/.ddp3d-cpu-libraries"
+fi
+if ((!demo)) && [[ ! -f "$VENV/.ddp3d-ready" ]]; then
+  say "installing torch==$TORCH_VERSION, numpy and pyyaml into $VENV (once per machine)"
   "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" numpy pyyaml
   touch "$VENV/.ddp3d-ready"
 fi
@@ -61,11 +98,19 @@ if [[ "${DDP3D_WITH_CUDA:-0}" == 1 ]]; then
   cuda_args=(-DDDP3D_WITH_CUDA=ON -DDDP3D_CUDA_ROOT="$(bash "$ROOT/tools/cuda_toolkit.sh")")
 fi
 
-# 4. Configure (once) and build.
+# 4. Configure (once) and build. The demo's tree leaves the operator and the tests out and
+# builds only `ddp3d`; a full set-up on that tree switches them on (the worker's objects stay).
+parts=(-DDDP3D_BUILD_OPERATOR=ON -DDDP3D_BUILD_TESTS=ON)
+((demo)) && parts=(-DDDP3D_BUILD_OPERATOR=OFF -DDDP3D_BUILD_TESTS=OFF)
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   say "configuring $BUILD_DIR"
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DDDP3D_PYTHON="$VENV/bin/python" "${cuda_args[@]}" ${DDP3D_CMAKE_ARGS:-} >/dev/null
+    -DDDP3D_PYTHON="$VENV/bin/python" "${parts[@]}" "${cuda_args[@]}" ${DDP3D_CMAKE_ARGS:-} >/dev/null
+elif ((!demo)) && grep -Eq '^DDP3D_BUILD_(OPERATOR|TESTS):BOOL=OFF$' "$BUILD_DIR/CMakeCache.txt"; then
+  say "adding the operator and the tests to $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" "${parts[@]}" >/dev/null
 fi
 say "building in $BUILD_DIR (ccache: $CCACHE_DIR)"
-cmake --build "$BUILD_DIR" -j "${DDP3D_JOBS:-$(nproc)}"
+targets=()
+((demo)) && targets=(--target ddp3d)
+cmake --build "$BUILD_DIR" -j "${DDP3D_JOBS:-$(nproc)}" "${targets[@]}"
