@@ -22,6 +22,8 @@ import unittest
 import urllib.parse
 import urllib.request
 
+import yaml  # python3-yaml (a dependency of clang-tidy, which tools/setup.sh installs)
+
 CHART = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "charts", "ddp3d")
 BINARY = os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d")
 CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "toy", "toy_regression_2proc.yaml")
@@ -255,7 +257,18 @@ class MetricsScrape(unittest.TestCase):
         with open(os.path.join(CHART, "templates", "prometheusrule.yaml")) as f:
             rules = f.read()
         training = rules[rules.index("name: ddp3d-training"):]
-        exprs = re.findall(r"^\s*expr:\s*(.+)$", training, re.M)
+        # The windows are chart values ({{ $r.trainingStalled.window }}): their defaults.
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            rule_values = yaml.safe_load(f)["prometheusRule"]
+
+        def default(m):
+            value = rule_values
+            for key in m.group(1).split("."):
+                value = value[key]
+            return str(value)
+        exprs = [re.sub(r"\{\{\s*\$r\.([\w.]+)\s*\}\}", default, e)
+                 for e in re.findall(r"^\s*expr:\s*(.+)$", training, re.M)]
+        self.assertFalse([e for e in exprs if "{{" in e], exprs)
         self.assertEqual(len(exprs), 2)
         for expr in exprs:
             self.assertEqual(query(expr), [], "alert fires on a healthy run: " + expr)
