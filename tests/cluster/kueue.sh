@@ -54,12 +54,7 @@ if [[ -n "${KUEUE_FEATURE_GATES:-}" ]]; then
   [[ "$KUEUE_FEATURE_GATES" =~ ^[A-Za-z0-9]+=(true|false)(,[A-Za-z0-9]+=(true|false))*$ ]] ||
     die "KUEUE_FEATURE_GATES=$KUEUE_FEATURE_GATES: want Name=true|false[,Name=true|false...]"
 fi
-[[ -d "$dir" ]] || die "$dir does not exist: start the cluster with up.sh $dir first"
-dir="$(cd "$dir" && pwd)"
-cluster_paths "$dir"
-[[ -f "$dir/cluster.env" && -f "$dir/env" ]] || die "no cluster in $dir (up.sh $dir starts one)"
-load_control_plane_env
-load_cluster_env
+attach_cluster "$dir"
 
 klog() { echo "kueue: $*" >&2; }
 kdir="$dir/kueue"

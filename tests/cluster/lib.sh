@@ -149,6 +149,17 @@ load_control_plane_env() {
   source "$dir/env"
 }
 
+# For the scripts that act on a cluster up.sh started (kueue.sh, prometheus_operator.sh):
+# DIR made absolute in $dir, its paths set and both environments loaded.
+attach_cluster() { # dir
+  [[ -d "$1" ]] || die "$1 does not exist: start the cluster with up.sh $1 first"
+  dir="$(cd "$1" && pwd)"
+  cluster_paths "$dir"
+  [[ -f "$dir/cluster.env" && -f "$dir/env" ]] || die "no cluster in $dir (up.sh $dir starts one)"
+  load_control_plane_env
+  load_cluster_env
+}
+
 kubectl_admin() { KUBECACHEDIR="$dir/kube-cache" "$KUBECTL" --kubeconfig "$dir/kubeconfig" "$@"; }
 ctr_() { "$CACHE/bin/ctr" --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
 ctr_node() { local i="$1"; shift; "$CACHE/bin/ctr" --address "$(nv "$i" CONTAINERD_SOCK)" --namespace k8s.io "$@"; }

@@ -37,12 +37,7 @@ while (($#)); do
   esac
 done
 [[ -n "$dir" ]] || die "$usage"
-[[ -d "$dir" ]] || die "$dir does not exist: start the cluster with up.sh $dir first"
-dir="$(cd "$dir" && pwd)"
-cluster_paths "$dir"
-[[ -f "$dir/cluster.env" && -f "$dir/env" ]] || die "no cluster in $dir (up.sh $dir starts one)"
-load_control_plane_env
-load_cluster_env
+attach_cluster "$dir"
 
 plog() { echo "prometheus-operator: $*" >&2; }
 USER_NAME=system:prometheus-operator
