@@ -216,8 +216,8 @@ for p in sorted(glob.glob(os.path.join(sys.argv[1], "crd", "*.yaml"))):
     print("crd/" + yaml.safe_load(open(p))["metadata"]["name"])' "$manifests")
   # `wait` fails at once ("accessor error") on a CRD read before its first condition is
   # written: try again a few times before the last, reported, attempt.
-  local try
-  for try in 1 2 3 4 5; do
+  local _
+  for _ in 1 2 3 4 5; do
     kubectl_admin wait --for condition=Established --timeout=60s "${crds[@]}" >/dev/null 2>&1 && return
     sleep 1
   done
