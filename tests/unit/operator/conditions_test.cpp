@@ -5,34 +5,22 @@
 #include <gtest/gtest.h>
 
 #include "job_fixtures.h"
-#include "operator/api/names.h"
 #include "operator/controller/reconcile.h"
 
 namespace ddp3d::op::controller {
 namespace {
 
 using api::Phase;
+using testing::gang_pods;
 using testing::job;
 using testing::kT0;
+using testing::observed_with_service;
 using testing::pod;
 using testing::Pods;
 
-Observed observed(const api::TrainingJob& j, Pods pods) {
-  Observed o;
-  o.pods = std::move(pods);
-  o.services.push_back({api::service_name(j.meta.name), "svc-uid"});
-  return o;
-}
-
-Pods pods_in(const api::TrainingJob& j, int attempt, const std::string& phase) {
-  Pods out;
-  for (int r = 0; r < j.spec.nnodes; ++r) out.push_back(pod(j, r, attempt, phase));
-  return out;
-}
-
 // Reconciles `j` and stores the result as its status, as the status subresource would.
 ReconcileResult step(api::TrainingJob* j, const Pods& pods, api::UnixSeconds now) {
-  auto r = reconcile(*j, {}, observed(*j, pods), now);
+  auto r = reconcile(*j, {}, observed_with_service(*j, pods), now);
   j->status = r.status;
   return r;
 }
@@ -89,7 +77,7 @@ TEST(ReconcileConditions, RunningIsUnknownFromTheFirstPassUntilEveryPodRuns) {
     EXPECT_EQ(find_condition(created.status.conditions, type), nullptr) << type;
   }
 
-  Pods starting = pods_in(j, 0, "Running");
+  Pods starting = gang_pods(j, 0, "Running");
   starting[1].phase = "Pending";
   const auto half = step(&j, starting, kT0 + 10);
   ASSERT_EQ(half.status.phase, Phase::kStarting);
@@ -97,7 +85,7 @@ TEST(ReconcileConditions, RunningIsUnknownFromTheFirstPassUntilEveryPodRuns) {
   EXPECT_EQ(running(half).reason, "NodesStarting");
   EXPECT_EQ(running(half).last_transition_time, api::format_rfc3339(kT0)) << "no transition";
 
-  const auto all = step(&j, pods_in(j, 0, "Running"), kT0 + 20);
+  const auto all = step(&j, gang_pods(j, 0, "Running"), kT0 + 20);
   ASSERT_EQ(all.status.phase, Phase::kRunning);
   EXPECT_EQ(running(all).status, "True");
   EXPECT_EQ(running(all).reason, "AllNodesRunning");
@@ -112,8 +100,8 @@ TEST(ReconcileConditions, RunningIsUnknownFromTheFirstPassUntilEveryPodRuns) {
 TEST(ReconcileConditions, AfterARunARestartIsFalseNotUnknown) {
   auto j = job("pp", 2, 0);
   step(&j, {}, kT0);
-  step(&j, pods_in(j, 0, "Running"), kT0 + 10);
-  Pods failed = pods_in(j, 0, "Running");
+  step(&j, gang_pods(j, 0, "Running"), kT0 + 10);
+  Pods failed = gang_pods(j, 0, "Running");
   failed[1].phase = "Failed";
   failed[1].exit_code = 137;
   const auto restart = step(&j, failed, kT0 + 20);
@@ -122,10 +110,10 @@ TEST(ReconcileConditions, AfterARunARestartIsFalseNotUnknown) {
   EXPECT_EQ(running(restart).reason, "NodeFailed");
   EXPECT_EQ(running(restart).last_transition_time, api::format_rfc3339(kT0 + 20));
   // The next attempt's pods starting: still False, not Unknown.
-  const auto again = step(&j, pods_in(j, 1, "Pending"), kT0 + 30);
+  const auto again = step(&j, gang_pods(j, 1, "Pending"), kT0 + 30);
   EXPECT_EQ(running(again).status, "False");
   EXPECT_EQ(running(again).last_transition_time, api::format_rfc3339(kT0 + 20));
-  const auto back = step(&j, pods_in(j, 1, "Running"), kT0 + 40);
+  const auto back = step(&j, gang_pods(j, 1, "Running"), kT0 + 40);
   ASSERT_EQ(back.status.phase, Phase::kRunning);
   EXPECT_EQ(running(back).status, "True");
   EXPECT_EQ(running(back).last_transition_time, api::format_rfc3339(kT0 + 40));
@@ -134,7 +122,7 @@ TEST(ReconcileConditions, AfterARunARestartIsFalseNotUnknown) {
 TEST(ReconcileConditions, ARestartBeforeAnyRunKeepsItUnknown) {
   auto j = job("pp", 2, 0);
   step(&j, {}, kT0);
-  Pods failed = pods_in(j, 0, "Pending");
+  Pods failed = gang_pods(j, 0, "Pending");
   failed[1].phase = "Failed";
   failed[1].exit_code = 137;
   const auto restart = step(&j, failed, kT0 + 10);
@@ -171,7 +159,7 @@ TEST(ReconcileConditions, AJobStoppedBeforeItRanSaysRunningFalse) {
   auto j = job("pp", 2, 0);
   j.spec.run_policy.restart_policy = api::RestartPolicy::kNever;
   step(&j, {}, kT0);
-  Pods p = pods_in(j, 0, "Pending");
+  Pods p = gang_pods(j, 0, "Pending");
   p[0].phase = "Failed";
   p[0].exit_code = 1;
   const auto never = step(&j, p, kT0 + 10);

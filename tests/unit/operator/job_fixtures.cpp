@@ -37,6 +37,19 @@ controller::ObservedPod pod(const api::TrainingJob& job, int rank, int attempt,
   return p;
 }
 
+Pods gang_pods(const api::TrainingJob& job, int attempt, const std::string& phase) {
+  Pods out;
+  for (int r = 0; r < job.spec.nnodes; ++r) out.push_back(pod(job, r, attempt, phase));
+  return out;
+}
+
+controller::Observed observed_with_service(const api::TrainingJob& job, Pods pods) {
+  controller::Observed o;
+  o.pods = std::move(pods);
+  o.services.push_back({api::service_name(job.meta.name), "svc-uid"});
+  return o;
+}
+
 std::string name_of(const web::json::value& object) {
   return object.at("metadata").at("name").as_string();
 }

@@ -28,6 +28,12 @@ api::TrainingJob job(const std::string& name = "pp", int nnodes = 2, int gpus = 
 controller::ObservedPod pod(const api::TrainingJob& job, int rank, int attempt,
                             const std::string& phase, std::optional<int> exit_code = std::nullopt);
 
+// One pod per rank of `job` in `attempt`, all in `phase`.
+Pods gang_pods(const api::TrainingJob& job, int attempt, const std::string& phase);
+
+// What the observer reports for `job`: these pods and the job's headless Service.
+controller::Observed observed_with_service(const api::TrainingJob& job, Pods pods);
+
 web::json::value parse(const std::string& text);
 
 // The actions of one kind in `r`, in order.

@@ -43,9 +43,7 @@ ObservedNode ready_node(const std::string& name) {
 
 // The pods, the Service, and a Ready Node for every pod; `down` marks one node not Ready.
 Observed observed(const api::TrainingJob& j, Pods pods) {
-  Observed o;
-  o.pods = std::move(pods);
-  o.services.push_back({api::service_name(j.meta.name), "svc-uid"});
+  Observed o = testing::observed_with_service(j, std::move(pods));
   o.nodes_watched = true;
   for (const auto& p : o.pods) {
     if (!p.node_name.empty()) o.nodes[p.node_name] = ready_node(p.node_name);

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "job_fixtures.h"
-#include "operator/api/names.h"
 #include "operator/controller/conditions.h"
 #include "operator/controller/reconcile.h"
 
@@ -17,17 +16,11 @@ using testing::count;
 using testing::first_index;
 using testing::job;
 using testing::name_of;
+using testing::observed_with_service;
 using testing::pod;
 
 using testing::kT0;
 using testing::Pods;
-
-Observed observed(const api::TrainingJob& j, Pods pods) {
-  Observed o;
-  o.pods = std::move(pods);
-  o.services.push_back({api::service_name(j.meta.name), "svc-uid"});
-  return o;
-}
 
 std::vector<std::string> events(const ReconcileResult& r) {
   std::vector<std::string> out;
@@ -72,7 +65,7 @@ TEST(ReconcileProgress, ScrapesBecomeStatusProgressAndPerNodeSteps) {
   Pods pods = running_pods(j, 0);
   pods[0].scrape = scrape(kT0 + 5, 300);
   pods[1].scrape = scrape(kT0 + 5, 290);
-  auto r = reconcile(j, {}, observed(j, pods), kT0 + 6);
+  auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 6);
   ASSERT_TRUE(r.status.progress);
   EXPECT_EQ(r.status.progress->step, 290);
   EXPECT_EQ(r.status.progress->epoch, 1);
@@ -84,7 +77,7 @@ TEST(ReconcileProgress, ScrapesBecomeStatusProgressAndPerNodeSteps) {
   j.status = r.status;
   pods[0].scrape = scrape(kT0 + 15, 400);
   pods[1].scrape = scrape(kT0 + 15, 390);
-  r = reconcile(j, {}, observed(j, pods), kT0 + 16);
+  r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 16);
   EXPECT_EQ(r.status.progress->steps_per_second, 10.0);
   EXPECT_EQ(r.status.progress->eta_seconds, 61);
   EXPECT_EQ(r.status.progress->eta, "1m01s");
@@ -97,7 +90,7 @@ TEST(ReconcileProgress, AFailedScrapeIsShownOnItsNode) {
   Pods pods = running_pods(j, 0);
   pods[0].scrape = scrape(kT0 + 5, 300);
   pods[1].scrape = ProgressScrape{kT0 + 5, "connect: Connection refused", {}};
-  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 6);
+  const auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 6);
   EXPECT_EQ(r.status.nodes.at(1).message, "metrics: connect: Connection refused");
   EXPECT_FALSE(r.status.nodes.at(1).step);
   EXPECT_EQ(r.status.progress->step, 300) << "the ranks that answered still count";
@@ -109,15 +102,15 @@ TEST(ReconcileProgress, StepsThatStopAdvancingRestartTheGangNamingTheStalledRank
   Pods pods = running_pods(j, 0);
   for (auto& p : pods) p.scrape = scrape(kT0 + 10, 500);
   pods[2].scrape = scrape(kT0 + 10, 480);
-  auto r = reconcile(j, {}, observed(j, pods), kT0 + 11);
+  auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 11);
   ASSERT_EQ(r.status.phase, Phase::kRunning);
   EXPECT_EQ(r.requeue_after_seconds, 59) << "due again when the deadline passes";
   j.status = r.status;
   // Just before the deadline (measured from the last advance, at kT0+10): nothing.
-  r = reconcile(j, {}, observed(j, pods), kT0 + 69);
+  r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 69);
   EXPECT_EQ(r.status.phase, Phase::kRunning);
   EXPECT_EQ(r.requeue_after_seconds, 1);
-  r = reconcile(j, {}, observed(j, pods), kT0 + 70);
+  r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 70);
   EXPECT_EQ(r.status.phase, Phase::kRestarting);
   EXPECT_EQ(r.status.reason, "ProgressDeadlineExceeded");
   EXPECT_EQ(r.status.restarts, 1) << "a stall counts against backoffLimit";
@@ -142,8 +135,9 @@ TEST(ReconcileProgress, WithoutAnySampleTheDeadlineCountsFromAllRunning) {
   j.spec.run_policy.progress_deadline_seconds = 30;
   Pods pods = running_pods(j, 0);
   pods[1].scrape = ProgressScrape{kT0 + 1, "HTTP 404", {}};
-  EXPECT_EQ(reconcile(j, {}, observed(j, pods), kT0 + 29).status.phase, Phase::kRunning);
-  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 30);
+  EXPECT_EQ(reconcile(j, {}, observed_with_service(j, pods), kT0 + 29).status.phase,
+            Phase::kRunning);
+  const auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 30);
   EXPECT_EQ(r.status.reason, "ProgressDeadlineExceeded");
   EXPECT_EQ(r.status.last_stall->rank, 0) << "rank 0 was never scraped: blamed before rank 1";
   EXPECT_NE(r.status.last_stall->message.find("its metrics not scraped yet"), std::string::npos);
@@ -158,7 +152,7 @@ TEST(ReconcileProgress, ProgressOfAnEarlierAttemptDoesNotStartTheClock) {
   old.step = 700;
   old.last_progress_time = api::format_rfc3339(kT0);
   j.status.progress = old;
-  const auto r = reconcile(j, {}, observed(j, running_pods(j, 1)), kT0 + 1010);
+  const auto r = reconcile(j, {}, observed_with_service(j, running_pods(j, 1)), kT0 + 1010);
   EXPECT_EQ(r.status.phase, Phase::kRunning);
   EXPECT_EQ(r.requeue_after_seconds, 50);
 }
@@ -168,7 +162,7 @@ TEST(ReconcileProgress, AStallPastBackoffLimitFailsTheJobWithTheStallEvent) {
   j.spec.run_policy.progress_deadline_seconds = 30;
   j.spec.run_policy.backoff_limit = 1;
   j.status.restarts = 1;
-  const auto r = reconcile(j, {}, observed(j, running_pods(j, 0)), kT0 + 31);
+  const auto r = reconcile(j, {}, observed_with_service(j, running_pods(j, 0)), kT0 + 31);
   EXPECT_EQ(r.status.phase, Phase::kFailed);
   EXPECT_EQ(r.status.reason, "BackoffLimitExceeded");
   EXPECT_EQ(events(r), (std::vector<std::string>{"Warning/ProgressDeadlineExceeded",
@@ -178,7 +172,7 @@ TEST(ReconcileProgress, AStallPastBackoffLimitFailsTheJobWithTheStallEvent) {
 
 TEST(ReconcileProgress, NoDeadlineNoRestart) {
   auto j = running_since(2, kT0);
-  const auto r = reconcile(j, {}, observed(j, running_pods(j, 0)), kT0 + 100000);
+  const auto r = reconcile(j, {}, observed_with_service(j, running_pods(j, 0)), kT0 + 100000);
   EXPECT_EQ(r.status.phase, Phase::kRunning);
   EXPECT_FALSE(r.status.last_stall);
 }
@@ -202,7 +196,7 @@ Pods one_pulling(const api::TrainingJob& j) {
 
 TEST(ReconcileStuck, AnImagePullErrorSetsTheStuckConditionNamingThePod) {
   auto j = starting_at(2, kT0);
-  const auto r = reconcile(j, {}, observed(j, one_pulling(j)), kT0 + 5);
+  const auto r = reconcile(j, {}, observed_with_service(j, one_pulling(j)), kT0 + 5);
   const auto* c = find_condition(r.status.conditions, kCondStuck);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->status, "True");
@@ -215,9 +209,9 @@ TEST(ReconcileStuck, AnImagePullErrorSetsTheStuckConditionNamingThePod) {
   EXPECT_EQ(events(r), std::vector<std::string>{"Warning/ImagePullBackOff"});
   // Still stuck on the next pass: no second event.
   j.status = r.status;
-  EXPECT_TRUE(events(reconcile(j, {}, observed(j, one_pulling(j)), kT0 + 6)).empty());
+  EXPECT_TRUE(events(reconcile(j, {}, observed_with_service(j, one_pulling(j)), kT0 + 6)).empty());
   // Resolved: False, and the job runs.
-  const auto ok = reconcile(j, {}, observed(j, running_pods(j, 0)), kT0 + 7);
+  const auto ok = reconcile(j, {}, observed_with_service(j, running_pods(j, 0)), kT0 + 7);
   EXPECT_EQ(find_condition(ok.status.conditions, kCondStuck)->status, "False");
   EXPECT_EQ(ok.status.phase, Phase::kRunning);
 }
@@ -228,7 +222,7 @@ TEST(ReconcileStuck, UnschedulableCarriesTheSchedulersMessage) {
   pods[0].phase = "Pending";
   pods[0].unschedulable_reason = "Unschedulable";
   pods[0].unschedulable_message = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.";
-  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 5);
+  const auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 5);
   const auto* c = find_condition(r.status.conditions, kCondStuck);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->reason, "Unschedulable");
@@ -242,7 +236,7 @@ TEST(ReconcileStuck, NoStuckConditionUntilAPodIsStuck) {
   Pods pods = running_pods(j, 0);
   pods[0].phase = "Pending";
   pods[0].waiting_reason = "";  // ContainerCreating is not observed as a waiting reason
-  const auto r = reconcile(j, {}, observed(j, pods), kT0 + 5);
+  const auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 5);
   EXPECT_FALSE(find_condition(r.status.conditions, kCondStuck));
 }
 
@@ -251,10 +245,10 @@ TEST(ReconcileStartup, PastTheStartupDeadlineTheJobFailsNamingWhyAndDeletesItsPo
   j.spec.run_policy.startup_deadline_seconds = 120;
   Pods pods = one_pulling(j);
   pods.pop_back();  // rank 2 has no pod
-  auto r = reconcile(j, {}, observed(j, pods), kT0 + 119);
+  auto r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 119);
   EXPECT_EQ(r.status.phase, Phase::kStarting);
   EXPECT_EQ(r.requeue_after_seconds, 1);
-  r = reconcile(j, {}, observed(j, pods), kT0 + 120);
+  r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 120);
   EXPECT_EQ(r.status.phase, Phase::kFailed);
   EXPECT_EQ(r.status.reason, "StartupDeadlineExceeded");
   EXPECT_EQ(r.status.message,
@@ -267,14 +261,14 @@ TEST(ReconcileStartup, PastTheStartupDeadlineTheJobFailsNamingWhyAndDeletesItsPo
   // Later passes keep deleting whatever is left, whatever cleanPodPolicy says.
   j.status = r.status;
   j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kNone;
-  const auto again = reconcile(j, {}, observed(j, pods), kT0 + 200);
+  const auto again = reconcile(j, {}, observed_with_service(j, pods), kT0 + 200);
   EXPECT_EQ(count<DeletePod>(again), 2);
 }
 
 TEST(ReconcileStartup, TheClockIsPerAttemptAndStopsOnceAllRan) {
   auto j = starting_at(2, kT0);
   j.spec.run_policy.startup_deadline_seconds = 60;
-  auto r = reconcile(j, {}, observed(j, running_pods(j, 0)), kT0 + 30);
+  auto r = reconcile(j, {}, observed_with_service(j, running_pods(j, 0)), kT0 + 30);
   EXPECT_EQ(r.status.phase, Phase::kRunning);
   // Running, then a rank fails: the gang restarts and attempt 1's clock starts only when its
   // first pod is created.
@@ -282,18 +276,19 @@ TEST(ReconcileStartup, TheClockIsPerAttemptAndStopsOnceAllRan) {
   Pods pods = running_pods(j, 0);
   pods[0].phase = "Failed";
   pods[0].exit_code = 137;
-  r = reconcile(j, {}, observed(j, pods), kT0 + 500);
+  r = reconcile(j, {}, observed_with_service(j, pods), kT0 + 500);
   EXPECT_EQ(r.status.attempt, 1);
   EXPECT_FALSE(r.status.attempt_start_time);
   j.status = r.status;
-  r = reconcile(j, {}, observed(j, {}), kT0 + 600);
+  r = reconcile(j, {}, observed_with_service(j, {}), kT0 + 600);
   EXPECT_EQ(count<CreatePod>(r), 2);
   EXPECT_EQ(r.status.attempt_start_time, api::format_rfc3339(kT0 + 600));
   j.status = r.status;
   Pods pending = running_pods(j, 1);
   for (auto& p : pending) p.phase = "Pending";
-  EXPECT_EQ(reconcile(j, {}, observed(j, pending), kT0 + 659).status.phase, Phase::kRestarting);
-  EXPECT_EQ(reconcile(j, {}, observed(j, pending), kT0 + 660).status.reason,
+  EXPECT_EQ(reconcile(j, {}, observed_with_service(j, pending), kT0 + 659).status.phase,
+            Phase::kRestarting);
+  EXPECT_EQ(reconcile(j, {}, observed_with_service(j, pending), kT0 + 660).status.reason,
             "StartupDeadlineExceeded");
 }
 

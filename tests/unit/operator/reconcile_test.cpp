@@ -15,18 +15,13 @@ using api::Phase;
 using testing::all;
 using testing::count;
 using testing::first_index;
+using testing::gang_pods;
 using testing::job;
 using testing::name_of;
 using testing::pod;
 
 using testing::kT0;
 using testing::Pods;
-
-Pods all_pods(const api::TrainingJob& j, int attempt, const std::string& phase) {
-  Pods out;
-  for (int r = 0; r < j.spec.nnodes; ++r) out.push_back(pod(j, r, attempt, phase));
-  return out;
-}
 
 Observed observed(const api::TrainingJob& j, Pods pods, bool service = true) {
   Observed o;
@@ -72,7 +67,7 @@ api::TrainingJob with_policy(api::RestartPolicy p, int backoff = 3) {
 
 // One failed pod (rank 1) among running ones, in attempt `attempt`.
 Pods one_failed(const api::TrainingJob& j, int attempt, std::optional<int> code) {
-  Pods p = all_pods(j, attempt, "Running");
+  Pods p = gang_pods(j, attempt, "Running");
   p[1].phase = "Failed";
   p[1].exit_code = code;
   return p;
@@ -107,7 +102,7 @@ TEST(Reconcile, ExitCodeVerdictWaitsForTheGroupToSettle) {
   EXPECT_EQ(r.status.phase, Phase::kFailed);
   EXPECT_EQ(r.status.reason, "PermanentExitCode");
   // So is one whose whole group has settled, at once.
-  Pods all = all_pods(j, 0, "Failed");
+  Pods all = gang_pods(j, 0, "Failed");
   for (auto& pod : all) {
     pod.exit_code = 2;
     pod.finished_at = kT0 + 100;
@@ -128,7 +123,7 @@ TEST(Reconcile, PhaseTransitionTable) {
        {"Normal/Created"}},
       {"pods pending -> Starting",
        [] { return in_phase(job("pp", 4, 8), Phase::kPending); },
-       [](const auto& j) { return all_pods(j, 0, "Pending"); },
+       [](const auto& j) { return gang_pods(j, 0, "Pending"); },
        Phase::kStarting,
        "NodesStarting",
        0,
@@ -137,7 +132,7 @@ TEST(Reconcile, PhaseTransitionTable) {
       {"some running stays Starting",
        [] { return in_phase(job("pp", 4, 8), Phase::kStarting); },
        [](const auto& j) {
-         auto p = all_pods(j, 0, "Running");
+         auto p = gang_pods(j, 0, "Running");
          p[3].phase = "Pending";
          return p;
        },
@@ -148,7 +143,7 @@ TEST(Reconcile, PhaseTransitionTable) {
        {}},
       {"all running -> Running",
        [] { return in_phase(job("pp", 4, 8), Phase::kStarting); },
-       [](const auto& j) { return all_pods(j, 0, "Running"); },
+       [](const auto& j) { return gang_pods(j, 0, "Running"); },
        Phase::kRunning,
        "AllNodesRunning",
        0,
@@ -157,7 +152,7 @@ TEST(Reconcile, PhaseTransitionTable) {
       {"a missing pod is recreated",
        [] { return in_phase(job("pp", 4, 8), Phase::kStarting); },
        [](const auto& j) {
-         auto p = all_pods(j, 0, "Running");
+         auto p = gang_pods(j, 0, "Running");
          p.pop_back();
          return p;
        },
@@ -179,7 +174,7 @@ TEST(Reconcile, PhaseTransitionTable) {
       {"old attempt still terminating: wait",
        [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
        [](const auto& j) {
-         auto p = all_pods(j, 0, "Running");
+         auto p = gang_pods(j, 0, "Running");
          for (auto& x : p) x.deleting = true;
          return p;
        },
@@ -192,7 +187,7 @@ TEST(Reconcile, PhaseTransitionTable) {
        1},
       {"old attempt not yet deleted: delete it, wait",
        [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
-       [](const auto& j) { return all_pods(j, 0, "Running"); },
+       [](const auto& j) { return gang_pods(j, 0, "Running"); },
        Phase::kRestarting,
        "",
        0,
@@ -212,7 +207,7 @@ TEST(Reconcile, PhaseTransitionTable) {
        1},
       {"new attempt running -> Running",
        [] { return in_phase(job("pp", 4, 8), Phase::kRestarting, 1, 1); },
-       [](const auto& j) { return all_pods(j, 1, "Running"); },
+       [](const auto& j) { return gang_pods(j, 1, "Running"); },
        Phase::kRunning,
        "AllNodesRunning",
        0,
@@ -311,7 +306,7 @@ TEST(Reconcile, PhaseTransitionTable) {
        {"Warning/NodeFailed"}},
       {"all succeeded -> Succeeded",
        [] { return in_phase(job("pp", 4, 8), Phase::kRunning); },
-       [](const auto& j) { return all_pods(j, 0, "Succeeded"); },
+       [](const auto& j) { return gang_pods(j, 0, "Succeeded"); },
        Phase::kSucceeded,
        "AllNodesSucceeded",
        0,
@@ -320,7 +315,7 @@ TEST(Reconcile, PhaseTransitionTable) {
       {"some succeeded, rest running -> Running",
        [] { return in_phase(job("pp", 4, 8), Phase::kRunning); },
        [](const auto& j) {
-         auto p = all_pods(j, 0, "Running");
+         auto p = gang_pods(j, 0, "Running");
          p[0].phase = "Succeeded";
          return p;
        },
@@ -335,7 +330,7 @@ TEST(Reconcile, PhaseTransitionTable) {
          j.spec.run_policy.suspend = true;
          return j;
        },
-       [](const auto& j) { return all_pods(j, 0, "Running"); },
+       [](const auto& j) { return gang_pods(j, 0, "Running"); },
        Phase::kSuspended,
        "Suspended",
        0,
@@ -454,7 +449,7 @@ TEST(ReconcileNetwork, EachAttemptsSecretComesOnceBeforeItsFirstPod) {
             "pp-rendezvous-0");
   // Nothing to create, no Secret either.
   EXPECT_EQ(count<CreateRendezvousSecret>(
-                reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 5)),
+                reconcile(j, {}, observed(j, gang_pods(j, 0, "Running")), kT0 + 5)),
             0);
   // A gang restart: the next attempt's pods get the next attempt's Secret.
   auto failed = reconcile(j, {}, observed(j, one_failed(j, 0, 137)), kT0 + 10);
@@ -508,13 +503,13 @@ TEST(ReconcileNetwork, BadMetricsNamespacesFailTheJobNamingTheItem) {
 TEST(Reconcile, SteadyStateIsIdempotent) {
   // Replaying a reconcile (operator restart, duplicate event) must not create anything.
   auto j = in_phase(job("pp", 4, 8), Phase::kStarting);
-  const auto first = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 5);
+  const auto first = reconcile(j, {}, observed(j, gang_pods(j, 0, "Running")), kT0 + 5);
   // Through JSON, as the status subresource stores it: a reread status must not differ, or
   // the operator would write status forever.
   std::vector<api::FieldError> errors;
   j.status = api::status_from_json(api::status_to_json(first.status), &errors);
   EXPECT_EQ(j.status, first.status);
-  const auto second = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 50);
+  const auto second = reconcile(j, {}, observed(j, gang_pods(j, 0, "Running")), kT0 + 50);
   EXPECT_TRUE(second.actions.empty());
   EXPECT_EQ(second.status, first.status);  // lastTransitionTime untouched
   const auto* running = find_condition(second.status.conditions, kCondRunning);
@@ -553,7 +548,7 @@ TEST(Reconcile, RestartRecreatesEveryPodWithNextAttempt) {
   }
   EXPECT_EQ(n, 4);
   j.status = recreate.status;
-  const auto running = reconcile(j, {}, observed(j, all_pods(j, 1, "Running")), kT0 + 30);
+  const auto running = reconcile(j, {}, observed(j, gang_pods(j, 1, "Running")), kT0 + 30);
   EXPECT_EQ(running.status.phase, Phase::kRunning);
   EXPECT_EQ(find_condition(running.status.conditions, kCondRestarting)->status, "False");
   EXPECT_EQ(running.status.restarts, 1);
@@ -583,7 +578,7 @@ TEST(Reconcile, FinishedJobKeepsApplyingCleanPodPolicyButNothingElse) {
   auto j = in_phase(job("pp", 2, 8), Phase::kSucceeded);
   j.status.completion_time = api::format_rfc3339(kT0);
   j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kAll;
-  const auto r = reconcile(j, {}, observed(j, all_pods(j, 0, "Succeeded"), false), kT0 + 1);
+  const auto r = reconcile(j, {}, observed(j, gang_pods(j, 0, "Succeeded"), false), kT0 + 1);
   EXPECT_EQ(count<DeletePod>(r), 2);
   EXPECT_EQ(count<CreatePod>(r), 0);
   EXPECT_EQ(count<CreateService>(r), 0);
@@ -605,7 +600,7 @@ TEST(Reconcile, TtlDeletesTheJobWhenDue) {
 TEST(Reconcile, TtlZeroDeletesOnTheFinishingPass) {
   auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
   j.spec.run_policy.ttl_seconds_after_finished = 0;
-  const auto r = reconcile(j, {}, observed(j, all_pods(j, 0, "Succeeded")), kT0 + 5);
+  const auto r = reconcile(j, {}, observed(j, gang_pods(j, 0, "Succeeded")), kT0 + 5);
   EXPECT_EQ(r.status.phase, Phase::kSucceeded);
   EXPECT_EQ(count<DeleteJob>(r), 1);
 }
@@ -614,10 +609,10 @@ TEST(Reconcile, ActiveDeadline) {
   auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
   j.spec.run_policy.active_deadline_seconds = 100;
   j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kNone;
-  const auto before = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 40);
+  const auto before = reconcile(j, {}, observed(j, gang_pods(j, 0, "Running")), kT0 + 40);
   EXPECT_EQ(before.status.phase, Phase::kRunning);
   EXPECT_EQ(before.requeue_after_seconds, 60);
-  const auto after = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 100);
+  const auto after = reconcile(j, {}, observed(j, gang_pods(j, 0, "Running")), kT0 + 100);
   EXPECT_EQ(after.status.phase, Phase::kFailed);
   EXPECT_EQ(after.status.reason, "DeadlineExceeded");
   // The pods stop even under cleanPodPolicy None: a failed job must release its GPUs.
@@ -627,14 +622,14 @@ TEST(Reconcile, ActiveDeadline) {
 TEST(Reconcile, SuspendClearsStartTimeAndResumeUsesFreshAttempt) {
   auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
   j.spec.run_policy.suspend = true;
-  const auto s = reconcile(j, {}, observed(j, all_pods(j, 0, "Running")), kT0 + 10);
+  const auto s = reconcile(j, {}, observed(j, gang_pods(j, 0, "Running")), kT0 + 10);
   EXPECT_EQ(s.status.phase, Phase::kSuspended);
   EXPECT_FALSE(s.status.start_time);
   EXPECT_EQ(find_condition(s.status.conditions, kCondSuspended)->status, "True");
   j.status = s.status;
   j.spec.run_policy.suspend = false;
   // Old pods still terminating: they block their names; nothing is created yet.
-  auto terminating = all_pods(j, 0, "Running");
+  auto terminating = gang_pods(j, 0, "Running");
   for (auto& p : terminating) p.deleting = true;
   const auto resumed = reconcile(j, {}, observed(j, terminating), kT0 + 20);
   EXPECT_EQ(resumed.status.phase, Phase::kPending);
@@ -649,7 +644,7 @@ TEST(Reconcile, SuspendClearsStartTimeAndResumeUsesFreshAttempt) {
 
 TEST(Reconcile, StalePodsOfOtherAttemptsOrRanksAreDeleted) {
   auto j = in_phase(job("pp", 2, 8), Phase::kRunning, 2, 2);
-  Pods pods = all_pods(j, 2, "Running");
+  Pods pods = gang_pods(j, 2, "Running");
   pods.push_back(pod(j, 5, 2, "Running"));  // rank beyond nnodes (spec shrank)
   const auto r = reconcile(j, {}, observed(j, pods), kT0);
   ASSERT_EQ(count<DeletePod>(r), 1);
@@ -707,7 +702,7 @@ TEST(Reconcile, DeadlineKillIsReissuedUntilThePodsAreGone) {
   auto j = in_phase(job("pp", 2, 8), Phase::kRunning);
   j.spec.run_policy.active_deadline_seconds = 100;
   j.spec.run_policy.clean_pod_policy = api::CleanPodPolicy::kNone;
-  const Pods running = all_pods(j, 0, "Running");
+  const Pods running = gang_pods(j, 0, "Running");
   // Pass 1: past the deadline, the job fails and both pods are to go.
   auto r = reconcile(j, {}, observed(j, running), kT0 + 100);
   ASSERT_EQ(r.status.phase, Phase::kFailed);
@@ -763,7 +758,7 @@ TEST(Reconcile, CleanPodPolicyAndTtlAreReissuedOnEveryPass) {
 api::TrainingJob running_job(int attempt = 0, int restarts = 0) {
   auto j =
       in_phase(with_policy(api::RestartPolicy::kExitCode), Phase::kStarting, attempt, restarts);
-  const auto r = reconcile(j, {}, observed(j, all_pods(j, attempt, "Running")), kT0 + 1);
+  const auto r = reconcile(j, {}, observed(j, gang_pods(j, attempt, "Running")), kT0 + 1);
   EXPECT_EQ(r.status.phase, Phase::kRunning);
   j.status = r.status;
   return j;
@@ -783,7 +778,7 @@ void expect_disruption_restart(const ReconcileResult& r, int want_deletes) {
 
 TEST(Reconcile, PodDeletedFromOutsideRestartsTheGang) {
   const auto j = running_job();
-  Pods pods = all_pods(j, 0, "Running");
+  Pods pods = gang_pods(j, 0, "Running");
   pods[2].deleting = true;  // kubectl delete / drain: terminating, still there
   const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
   expect_disruption_restart(r, 3);
@@ -796,7 +791,7 @@ TEST(Reconcile, PodDeletedFromOutsideRestartsTheGang) {
 
 TEST(Reconcile, PodThatVanishedRestartsTheGang) {
   const auto j = running_job();
-  Pods pods = all_pods(j, 0, "Running");
+  Pods pods = gang_pods(j, 0, "Running");
   pods.erase(pods.begin() + 1);  // deleted and already removed (never scheduled, or forced)
   const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
   expect_disruption_restart(r, 3);
@@ -835,7 +830,7 @@ TEST(Reconcile, PodsNotYetSeenAreCreatedNotCountedAsDisrupted) {
   // disruption.
   auto s = running_job();
   s.spec.run_policy.suspend = true;
-  auto sr = reconcile(s, {}, observed(s, all_pods(s, 0, "Running")), kT0 + 5);
+  auto sr = reconcile(s, {}, observed(s, gang_pods(s, 0, "Running")), kT0 + 5);
   ASSERT_EQ(sr.status.phase, Phase::kSuspended);
   s.status = sr.status;
   s.spec.run_policy.suspend = false;
@@ -887,7 +882,7 @@ TEST(Reconcile, EvictionAndNodeLossRestartTheGang) {
       SCOPED_TRACE(c.name + " / " + api::to_string(policy));
       auto j = running_job();
       j.spec.run_policy.restart_policy = policy;
-      Pods pods = all_pods(j, 0, "Running");
+      Pods pods = gang_pods(j, 0, "Running");
       c.disrupt(pods[3]);
       const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
       expect_disruption_restart(r, c.want_deletes);
@@ -902,7 +897,7 @@ TEST(Reconcile, DisruptionLimitFailsTheJob) {
   auto j = running_job(3, 1);
   j.spec.run_policy.disruption_limit = 2;
   j.status.disruptions = 2;
-  Pods pods = all_pods(j, 3, "Running");
+  Pods pods = gang_pods(j, 3, "Running");
   pods[0].deleting = true;
   const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
   EXPECT_EQ(r.status.phase, Phase::kFailed);
@@ -913,7 +908,7 @@ TEST(Reconcile, DisruptionLimitFailsTheJob) {
   // disruptionLimit 0: the first disruption fails the job.
   auto z = running_job();
   z.spec.run_policy.disruption_limit = 0;
-  Pods zp = all_pods(z, 0, "Running");
+  Pods zp = gang_pods(z, 0, "Running");
   zp[1].phase = "Unknown";
   EXPECT_EQ(reconcile(z, {}, observed(z, zp), kT0 + 10).status.reason, "DisruptionLimitExceeded");
 }
@@ -922,7 +917,7 @@ TEST(Reconcile, FinishedPodsDeletedLaterAreNotDisruptions) {
   // A pod that failed on its own and was then deleted is still that failure (ExitCode: 2 is
   // permanent), not a free retry.
   auto j = running_job();
-  Pods pods = all_pods(j, 0, "Failed");
+  Pods pods = gang_pods(j, 0, "Failed");
   for (auto& p : pods) {
     p.exit_code = 2;
     p.finished_at = kT0 + 5;
@@ -935,7 +930,7 @@ TEST(Reconcile, FinishedPodsDeletedLaterAreNotDisruptions) {
   // A rank that succeeded and whose pod is then deleted (a drain at the end) still counts as
   // succeeded.
   j = running_job();
-  pods = all_pods(j, 0, "Succeeded");
+  pods = gang_pods(j, 0, "Succeeded");
   pods[2].deleting = true;
   pods[2].disruption_target = "EvictionByEvictionAPI";
   r = reconcile(j, {}, observed(j, pods), kT0 + 10);
@@ -952,7 +947,7 @@ TEST(Reconcile, PeerLostRanksAreNotBlamed) {
   // job fails at once (the group has settled) blaming rank 2, though it is not the lowest rank
   // and not the first to be listed.
   auto j = running_job();
-  Pods pods = all_pods(j, 0, "Failed");
+  Pods pods = gang_pods(j, 0, "Failed");
   for (auto& p : pods) p.finished_at = kT0 + 5;
   pods[0].exit_code = kPeerLost;
   pods[1].exit_code = kPeerLost;
@@ -970,7 +965,7 @@ TEST(Reconcile, PeerLostRanksAreNotBlamed) {
   // OnFailure: a killed rank (137) with collateral peers restarts, blaming the killed one.
   j = running_job();
   j.spec.run_policy.restart_policy = api::RestartPolicy::kOnFailure;
-  pods = all_pods(j, 0, "Running");
+  pods = gang_pods(j, 0, "Running");
   pods[0].phase = pods[1].phase = "Failed";
   pods[0].exit_code = kPeerLost;
   pods[0].finished_at = kT0 + 4;
@@ -989,7 +984,7 @@ TEST(Reconcile, PeerLostExitsWaitForTheLostRankToReport) {
   // Rank 0 exited 200 at T0+5 because rank 1 was killed; rank 1's 137 is not in yet.
   auto j = running_job();
   j.spec.run_policy.restart_policy = api::RestartPolicy::kOnFailure;
-  Pods pods = all_pods(j, 0, "Running");
+  Pods pods = gang_pods(j, 0, "Running");
   pods[0].phase = "Failed";
   pods[0].exit_code = 200;
   pods[0].finished_at = kT0 + 5;
@@ -1019,7 +1014,7 @@ TEST(Reconcile, OnlyPeerLostFailuresRestartAsADisruption) {
     SCOPED_TRACE(api::to_string(policy));
     auto j = running_job();
     j.spec.run_policy.restart_policy = policy;
-    Pods pods = all_pods(j, 0, "Running");
+    Pods pods = gang_pods(j, 0, "Running");
     pods[1].phase = pods[3].phase = "Failed";
     pods[1].exit_code = pods[3].exit_code = 200;
     const auto r = reconcile(j, {}, observed(j, pods), kT0 + 10);
