@@ -39,10 +39,12 @@ KUEUE_METRICS_CERT_DIR=/etc/kueue/metrics/certs
 die() { echo "cluster: $*" >&2; exit 1; }
 log() { echo "cluster: $*" >&2; }
 
+# Unix socket paths are limited to 108 bytes, DIR may be long: sockets and containerd's
+# state live in a short per-DIR folder under /run.
+run_dir_of() { echo "/run/ddp3d-cluster-$(printf '%s' "$1" | sha256sum | cut -c1-8)"; }
+
 cluster_paths() { # dir — sets the per-DIR paths
-  # Unix socket paths are limited to 108 bytes, DIR may be long: sockets and
-  # containerd's state live in a short per-DIR folder under /run.
-  RUN="/run/ddp3d-cluster-$(printf '%s' "$1" | sha256sum | cut -c1-8)"
+  RUN="$(run_dir_of "$1")"
   CONTAINERD_SOCK="$RUN/containerd.sock"
 }
 
@@ -182,6 +184,22 @@ owned_pids() { # dir
     [[ "$p" != "$$" && "$p" != "$BASHPID" ]] && owns "$p" "$1" && echo "$p"
   done
   return 0
+}
+
+# True while any process still works with the cluster in DIR: one of its own (a path under
+# DIR or its run folder in the command line), or a script given DIR itself (up.sh DIR,
+# node.sh DIR, the watchdog). False for a cluster whose owner was killed with everything it
+# started (SIGKILL, the end of a login session): only its bridges, routes and mounts remain.
+cluster_in_use() { # dir
+  local p cmd run
+  run="$(run_dir_of "$1")"
+  for p in /proc/[0-9]*; do
+    p="${p#/proc/}"
+    [[ "$p" != "$$" && "$p" != "$BASHPID" ]] || continue
+    cmd=" $({ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null) "
+    [[ "$cmd" == *" $1/"* || "$cmd" == *" $1 "* || "$cmd" == *" $run/"* ]] && return 0
+  done
+  return 1
 }
 
 # Mount points under DIR or RUN, deepest first.

@@ -3,7 +3,8 @@ own containerd, bridge and pod subnet, whose pods reach each other, a ClusterIP 
 and CoreDNS across nodes; node.sh poweroff kills a node as a power loss would (its
 processes gone, its pods' addresses unreachable, the node lifecycle controller turns it
 Ready=Unknown), poweron brings it back Ready without the pods deleted meanwhile and with
-its extended resources; drain evicts; bad input fails clearly; down.sh leaves nothing."""
+its extended resources; drain evicts; bad input fails clearly; a cluster killed with its
+owner is taken down by the next up.sh; down.sh leaves nothing."""
 
 import ipaddress
 import json
@@ -306,16 +307,40 @@ class MultiNodeTest(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertFalse(self.node(names[1])["spec"].get("unschedulable"))
 
-        # down.sh: nothing of any node remains.
+        # An owner killed with everything it started (what the end of a login session does to a
+        # test run): nothing of the cluster runs, its bridges, routes and mounts remain. The
+        # next up.sh, for another DIR, takes that down itself and starts.
+        doomed = (cmdline_pids(f" {self.dir}") | cmdline_pids(f" {env['RUN']}/")
+                  | set().union(*(cgroup_pids(os.path.join(env[f"NODE_{i}_CGROUP_ROOT"], "kubepods"))
+                                  for i in range(3))))
+        doomed.discard(os.getpid())
+        for pid in doomed:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        self.wait("the killed cluster's processes gone", 30,
+                  lambda: (not [p for p in doomed if alive(p)], [p for p in doomed if alive(p)]))
+        self.assertTrue({"ddp3d0", "ddp3d1", "ddp3d2"} <= links(), "the bridges went with the processes")
+        second = os.path.join(tmp.name, "second")
         t_down = time.monotonic()
-        down = run(["bash", DOWN, self.dir])
+        up2 = run(["bash", UP, second])
+        self.addCleanup(lambda: run(["bash", DOWN, second]))
+        self.assertEqual(up2.returncode, 0, f"up.sh after a killed cluster failed:\n{up2.stderr[-4000:]}")
+        self.assertIn(f"the cluster in {self.dir} has no process left", up2.stderr)
+        print(f"up.sh over a killed cluster: {time.monotonic() - t_down:.1f}s", file=sys.stderr)
+        self.assertEqual({l for l in links() if re.fullmatch(r"ddp3d\d+", l)}, {"ddp3d0"})
+        env2 = read_env(os.path.join(second, "cluster.env"))
+
+        # down.sh: nothing of either cluster remains.
+        down = run(["bash", DOWN, second])
         downed.append(True)
         self.assertEqual(down.returncode, 0, f"down.sh failed:\n{down.stderr[-4000:]}")
-        print(f"down.sh: {time.monotonic() - t_down:.1f}s", file=sys.stderr)
         self.assertEqual({l for l in links() if re.fullmatch(r"ddp3d\d+", l)}, set())
         self.assertEqual([r for r in run(["ip", "-4", "route", "show"]).stdout.splitlines() if "10.88." in r], [])
-        self.assertEqual([m for m in mounts() if m.startswith(self.dir + "/") or m.startswith(env["RUN"])], [])
-        self.assertEqual(cluster_processes(self.dir, env["RUN"]), [], "processes remain")
+        for d, rundir in ((self.dir, env["RUN"]), (second, env2["RUN"])):
+            self.assertEqual([m for m in mounts() if m.startswith(d + "/") or m.startswith(rundir)], [])
+            self.assertEqual(cluster_processes(d, rundir), [], "processes remain")
         rules = [r for save in ("iptables-save", "ip6tables-save") for r in run([save]).stdout.splitlines()
                  if r.startswith(("-A KUBE-", ":KUBE-", "-A DDP3D-", ":DDP3D-"))
                  or " -j KUBE-" in r or " -j DDP3D-" in r]
@@ -323,7 +348,6 @@ class MultiNodeTest(unittest.TestCase):
         self.assertEqual([d for d in os.listdir("/sys/fs/cgroup/pids") if d.startswith("ddp3d-node")], [])
         with open("/proc/sys/net/ipv4/ip_forward") as f:
             self.assertEqual(f.read().strip(), forward_before)
-
 
 if __name__ == "__main__":
     unittest.main()

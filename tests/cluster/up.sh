@@ -79,6 +79,18 @@ preflight() {
   command -v iptables >/dev/null || die "iptables not found: apt-get install iptables"
   grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
     die "the kernel has no overlay filesystem (containerd's snapshotter needs it)"
+  # A cluster left behind by an owner killed with all it started (nothing runs; its
+  # bridges, routes and mounts remain) would refuse this machine to every later cluster:
+  # take it down first. One that something still works with is refused below, by name.
+  local owner
+  owner="$(cat "$MACHINE_OWNER" 2>/dev/null || true)"
+  if [[ -n "$owner" && -d "$owner" && "$owner" != "$dir" ]] && ! cluster_in_use "$owner"; then
+    log "the cluster in $owner has no process left: taking down what it left (down.sh $owner)"
+    bash "$here/down.sh" "$owner" >&2 || die "down.sh $owner failed: see above; run it by hand"
+  elif [[ "$owner" == "$dir" && -z "$(owned_pids "$dir")" ]]; then
+    log "an earlier cluster in $dir has no process left: taking down what it left"
+    bash "$here/down.sh" "$dir" >&2 || die "down.sh $dir failed: see above; run it by hand"
+  fi
   [[ -z "$(owned_pids "$dir")" ]] ||
     die "processes of a cluster in $dir still run (down.sh it first): $(owned_pids "$dir" | tr '\n' ' ')"
   [[ -z "$(owned_mounts "$dir")" ]] ||
