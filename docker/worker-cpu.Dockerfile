@@ -3,7 +3,9 @@
 # binary tools/setup.sh builds on Debian, on a Debian runtime with only the LibTorch libraries
 # it loads. A separate file from worker.Dockerfile (CUDA, Ubuntu): the two bases name their
 # runtime packages differently (libyaml-cpp0.7/libssl3 here, 0.8/libssl3t64 there), and the
-# CUDA image ships the whole torch wheel, whose CUDA libraries are partly dlopen()ed.
+# CUDA image ships the whole torch wheel, whose CUDA libraries are partly dlopen()ed. The
+# `prebuilt-cuda` stage is that CUDA image on this Debian runtime, from a CUDA build made
+# here (tools/build_images.sh --cuda): no NVIDIA base image needed.
 #
 # From source (the default, last stage):
 #   docker build -f docker/worker-cpu.Dockerfile -t REGISTRY/ddp3d/worker:0.1.0-cpu .
@@ -57,6 +59,15 @@ ENTRYPOINT ["bash", "tools/dist_train.sh"]
 
 # tools/build_images.sh: the binary and libraries from a local build (payload/ in its context).
 FROM runtime-base AS prebuilt
+COPY payload/ /
+
+# tools/build_images.sh --cuda: the same runtime with a CUDA build's binary
+# (DDP3D_WITH_CUDA=ON) and every library of the torch and nvidia-* wheels
+# (runtime_payload.sh --whole-wheel). The driver's libcuda is not in it: the NVIDIA container
+# runtime (the device plugin's pods, `docker run --gpus`) mounts it, for the capabilities
+# named here (its default is `utility` alone, without CUDA).
+FROM runtime-base AS prebuilt-cuda
+ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility
 COPY payload/ /
 
 FROM runtime-base AS runtime

@@ -5,11 +5,17 @@
 #       docker/worker-cpu.Dockerfile --target prebuilt (CPU LibTorch)
 #   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/images/operator-dev.tar  docker.io/ddp3d/operator:dev
 #       docker/operator.Dockerfile --target prebuilt
+#   ${DDP3D_CACHE:-$HOME/.cache/ddp3d}/images/worker-cuda-dev.tar  docker.io/ddp3d/worker:dev-cuda
+#       docker/worker-cpu.Dockerfile --target prebuilt-cuda (only with --cuda or --only
+#       worker-cuda: the CUDA build's `ddp3d` and the whole CUDA wheel, about 4 GB)
 # (docker.io/ddp3d/...: what Kubernetes normalises the pods' `ddp3d/worker:dev` to.)
 #
-#   tools/build_images.sh [--only worker|operator] [--load CONTAINERD_SOCK]
+#   tools/build_images.sh [--only worker|operator|worker-cuda] [--cuda] [--load CONTAINERD_SOCK]
 #                         [--load-cluster CLUSTER_DIR] [--print]
 #     --only   build one image
+#     --cuda   the CUDA worker: compiles `ddp3d` with CUDA in $DDP3D_CUDA_BUILD_DIR (default
+#              build-cuda/; tools/setup.sh --worker with DDP3D_WITH_CUDA=1, no GPU needed),
+#              then builds that image alone
 #     --load   import the archives into the containerd at CONTAINERD_SOCK (namespace
 #              k8s.io) with $CTR (default: the test cluster's ctr, else ctr on PATH);
 #              skipped when that containerd already has the same manifest
@@ -40,11 +46,12 @@ log() { echo "build-images: $*" >&2; }
 die() { echo "build-images: $*" >&2; exit 1; }
 usage() { sed -n '/^#   tools/,/^#     --print/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-only="" socks=() cluster_dir="" print=0
+only="" cuda=0 socks=() cluster_dir="" print=0
 while (($#)); do
   case "$1" in
-  --only) [[ "${2:-}" == worker || "${2:-}" == operator ]] || die "--only takes worker or operator"
+  --only) [[ "${2:-}" =~ ^(worker|operator|worker-cuda)$ ]] || die "--only takes worker, operator or worker-cuda"
     only="$2"; shift 2 ;;
+  --cuda) cuda=1; shift ;;
   --load) [[ -n "${2:-}" ]] || die "--load takes the containerd socket's path"; socks+=("$2"); shift 2 ;;
   --load-cluster) [[ -n "${2:-}" ]] || die "--load-cluster takes the test cluster's DIR"; cluster_dir="$2"; shift 2 ;;
   --print) print=1; shift ;;
@@ -54,6 +61,11 @@ while (($#)); do
 done
 names=(worker operator)
 [[ -n "$only" ]] && names=("$only")
+CUDA_BUILD_DIR="${DDP3D_CUDA_BUILD_DIR:-$ROOT/build-cuda}"
+if ((cuda)); then
+  [[ -z "$only" || "$only" == worker-cuda ]] || die "--cuda builds the CUDA worker alone, not --only $only"
+  names=(worker-cuda)
+fi
 
 # What is missing, all at once, before any work.
 missing=()
@@ -61,10 +73,30 @@ missing=()
 for t in buildah mmdebstrap; do
   command -v "$t" >/dev/null || missing+=("$t not installed: apt-get install $t")
 done
-declare -A BIN=([worker]="$BUILD_DIR/worker/ddp3d" [operator]="$BUILD_DIR/operator/ddp3d-operator")
-declare -A DOCKERFILE=([worker]=docker/worker-cpu.Dockerfile [operator]=docker/operator.Dockerfile)
+declare -A BIN=([worker]="$BUILD_DIR/worker/ddp3d" [operator]="$BUILD_DIR/operator/ddp3d-operator"
+  [worker-cuda]="$CUDA_BUILD_DIR/worker/ddp3d")
+declare -A DOCKERFILE=([worker]=docker/worker-cpu.Dockerfile [operator]=docker/operator.Dockerfile
+  [worker-cuda]=docker/worker-cpu.Dockerfile)
+declare -A TARGET=([worker]=prebuilt [operator]=prebuilt [worker-cuda]=prebuilt-cuda)
+declare -A REF=([worker]=docker.io/ddp3d/worker:dev [operator]=docker.io/ddp3d/operator:dev
+  [worker-cuda]=docker.io/ddp3d/worker:dev-cuda)
+# runtime_payload.sh's options: a CUDA build dlopen()s libraries ldd cannot see.
+declare -A PAYLOAD_OPTS=([worker]="" [operator]="" [worker-cuda]=--whole-wheel)
+if ((cuda)) && ((!${#missing[@]})); then
+  log "worker-cuda: compiling ddp3d with CUDA in $CUDA_BUILD_DIR (tools/setup.sh --worker)"
+  DDP3D_WITH_CUDA=1 DDP3D_BUILD_DIR="$CUDA_BUILD_DIR" bash "$ROOT/tools/setup.sh" --worker ||
+    die "the CUDA build failed (see above)"
+fi
 for n in "${names[@]}"; do
-  [[ -x "${BIN[$n]}" ]] || missing+=("${BIN[$n]} not built: run tools/setup.sh (or set DDP3D_BUILD_DIR)")
+  if [[ ! -x "${BIN[$n]}" ]]; then
+    if [[ "$n" == worker-cuda ]]; then
+      missing+=("${BIN[$n]} not built: run tools/build_images.sh --cuda (or set DDP3D_CUDA_BUILD_DIR)")
+    else
+      missing+=("${BIN[$n]} not built: run tools/setup.sh (or set DDP3D_BUILD_DIR)")
+    fi
+  elif [[ "$n" == worker-cuda ]] && ! ldd "${BIN[$n]}" | grep -q 'libtorch_cuda\.so'; then
+    missing+=("${BIN[$n]} is not a CUDA build (no libtorch_cuda.so): DDP3D_WITH_CUDA=1 was not set for $CUDA_BUILD_DIR")
+  fi
 done
 if [[ -n "$cluster_dir" ]]; then
   if [[ ! -f "$cluster_dir/cluster.env" ]]; then
@@ -230,13 +262,13 @@ EOF
 
 build_image() { # name
   local n="$1" bin="${BIN[$1]}" dockerfile="$ROOT/${DOCKERFILE[$1]}"
-  local out="$IMAGES/$n-dev.tar" ref="docker.io/ddp3d/$n:dev" local_ref="localhost/ddp3d/$n:dev"
+  local out="$IMAGES/$n-dev.tar" ref="${REF[$1]}" local_ref="localhost/ddp3d/$n:dev"
   local ctx_dirs=() tree="" stamp
-  if [[ "$n" == worker ]]; then
+  if [[ "$n" == worker* ]]; then
     ctx_dirs=(tools configs)
     tree="$(tree_hash "${ctx_dirs[@]}")"
   fi
-  stamp="$(stamp_of "$ref" "$dockerfile" "$bin" "$base_sha" "${BASH_SOURCE[0]}" \
+  stamp="$(stamp_of "$ref" "$dockerfile" "${TARGET[$n]}" "$bin" "$base_sha" "${BASH_SOURCE[0]}" \
     "$ROOT/docker/runtime_payload.sh" "$(buildah --version)" "$tree")"
   if fresh "$out" "$stamp"; then
     log "$n: up to date ($out)"
@@ -247,15 +279,15 @@ build_image() { # name
   local ctx="$IMAGES/context-$n"
   rm -rf "$ctx"
   mkdir -p "$ctx"
-  timed "$n: payload (binary + ldd's non-Debian libraries)" \
-    bash "$ROOT/docker/runtime_payload.sh" "$bin" "$ctx/payload" --link
+  timed "$n: payload (binary + its non-Debian libraries)" \
+    bash "$ROOT/docker/runtime_payload.sh" "$bin" "$ctx/payload" --link ${PAYLOAD_OPTS[$n]:+"${PAYLOAD_OPTS[$n]}"}
   if ((${#ctx_dirs[@]})); then
     (cd "$ROOT" && tar --exclude=__pycache__ -cf - "${ctx_dirs[@]}") | tar -xf - -C "$ctx"
   fi
   # --network host: the runtime stage's apt-get; chroot: no runc or namespaces needed.
-  timed "$n: buildah build (${DOCKERFILE[$n]} --target prebuilt)" \
+  timed "$n: buildah build (${DOCKERFILE[$n]} --target ${TARGET[$n]})" \
     nice -n 10 buildah --root "$STORAGE" --runroot "$RUNROOT" --storage-driver "$driver" \
-    build --quiet --isolation chroot --network host --pull=never --target prebuilt \
+    build --quiet --isolation chroot --network host --pull=never --target "${TARGET[$n]}" \
     --build-arg BASE_IMAGE="$base_ref" -f "$dockerfile" -t "$local_ref" "$ctx" >&2
   rm -rf "$ctx"
   timed "$n: OCI archive $out ($ref)" export_archive "$local_ref" "$ref" "$out"
@@ -270,7 +302,7 @@ manifest_digest() { # archive
 }
 
 load_image() { # name sock
-  local n="$1" sock="$2" out="$IMAGES/$1-dev.tar" ref="docker.io/ddp3d/$1:dev" digest
+  local n="$1" sock="$2" out="$IMAGES/$1-dev.tar" ref="${REF[$1]}" digest
   digest="$(manifest_digest "$out")"
   if "$CTR" --address "$sock" -n k8s.io images ls "name==$ref" 2>/dev/null | grep -q "$digest"; then
     log "$n: $ref already in $sock"

@@ -7,6 +7,8 @@
 #   bash tools/setup.sh --demo     # only what the demo runs: the build packages, LibTorch's CPU
 #                                  # libraries (no CUDA wheels: 1.3 GB instead of 5.4 GB) and the
 #                                  # `ddp3d` binary; a later full run adds the rest in place
+#   bash tools/setup.sh --worker   # the build packages, the whole torch wheel and `ddp3d` alone
+#                                  # (what an image needs; tools/build_images.sh --cuda)
 #   DDP3D_BUILD_DIR=build-x bash tools/setup.sh
 #   DDP3D_WITH_CUDA=1 DDP3D_BUILD_DIR=build-cuda bash tools/setup.sh   # + CUDA/NCCL (compiles
 #                                                  # without a GPU; tools/cuda_toolkit.sh)
@@ -27,18 +29,22 @@ export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-10G}"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
-demo=0
+# only_worker: the `ddp3d` target alone, without the operator and the tests; slim: LibTorch's CPU
+# libraries alone (a CUDA build links the wheel's CUDA libraries, so it always has them).
+only_worker=0 slim=0
 case "${1:-}" in
-  --demo) demo=1 ;;
+  --demo) only_worker=1 slim=1 ;;
+  --worker) only_worker=1 ;;
   "") ;;
-  *) say "unknown argument $1 (usage: tools/setup.sh [--demo])"; exit 2 ;;
+  *) say "unknown argument $1 (usage: tools/setup.sh [--demo|--worker])"; exit 2 ;;
 esac
+[[ "${DDP3D_WITH_CUDA:-0}" == 1 ]] && slim=0
 
 # 1. Debian packages. The worker's build needs the first line; the rest is for the operator,
 # the tests, the test cluster and the images.
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config python3-venv libyaml-cpp-dev
   libssl-dev prometheus-cpp-dev)
-((demo)) || APT_PACKAGES+=(libcpprest-dev libgtest-dev libgmock-dev
+((only_worker)) || APT_PACKAGES+=(libcpprest-dev libgtest-dev libgmock-dev
   prometheus iproute2 procps clang-format clang-tidy clang-14 libclang-rt-14-dev
   runc busybox-static   # tests/cluster: the container runtime's runc, the test pods' userland
   iptables conntrack    # tests/cluster: kube-proxy's rules
@@ -69,7 +75,7 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip >/dev/null
 fi
-if ((demo)) && [[ ! -f "$VENV/.ddp3d-ready" && ! -f "$VENV/.ddp3d-cpu-libraries" ]]; then
+if ((slim)) && [[ ! -f "$VENV/.ddp3d-ready" && ! -f "$VENV/.ddp3d-cpu-libraries" ]]; then
   say "installing torch==$TORCH_VERSION's CPU libraries into $VENV (once per machine)"
   "$VENV/bin/pip" install -q --no-deps "torch==$TORCH_VERSION"
   # torch pins `cuda-toolkit[cublas,cudart,...]==V`: the same pin with only cudart and cupti.
@@ -86,7 +92,7 @@ PY
   "$VENV/bin/pip" install -q --no-warn-conflicts "$cuda_runtime"
   touch "$VENV/.ddp3d-cpu-libraries"
 fi
-if ((!demo)) && [[ ! -f "$VENV/.ddp3d-ready" ]]; then
+if ((!slim)) && [[ ! -f "$VENV/.ddp3d-ready" ]]; then
   say "installing torch==$TORCH_VERSION, numpy and pyyaml into $VENV (once per machine)"
   "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" numpy pyyaml
   touch "$VENV/.ddp3d-ready"
@@ -101,16 +107,16 @@ fi
 # 4. Configure (once) and build. The demo's tree leaves the operator and the tests out and
 # builds only `ddp3d`; a full set-up on that tree switches them on (the worker's objects stay).
 parts=(-DDDP3D_BUILD_OPERATOR=ON -DDDP3D_BUILD_TESTS=ON)
-((demo)) && parts=(-DDDP3D_BUILD_OPERATOR=OFF -DDDP3D_BUILD_TESTS=OFF)
+((only_worker)) && parts=(-DDDP3D_BUILD_OPERATOR=OFF -DDDP3D_BUILD_TESTS=OFF)
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   say "configuring $BUILD_DIR"
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DDDP3D_PYTHON="$VENV/bin/python" "${parts[@]}" "${cuda_args[@]}" ${DDP3D_CMAKE_ARGS:-} >/dev/null
-elif ((!demo)) && grep -Eq '^DDP3D_BUILD_(OPERATOR|TESTS):BOOL=OFF$' "$BUILD_DIR/CMakeCache.txt"; then
+elif ((!only_worker)) && grep -Eq '^DDP3D_BUILD_(OPERATOR|TESTS):BOOL=OFF$' "$BUILD_DIR/CMakeCache.txt"; then
   say "adding the operator and the tests to $BUILD_DIR"
   cmake -S "$ROOT" -B "$BUILD_DIR" "${parts[@]}" >/dev/null
 fi
 say "building in $BUILD_DIR (ccache: $CCACHE_DIR)"
 targets=()
-((demo)) && targets=(--target ddp3d)
+((only_worker)) && targets=(--target ddp3d)
 cmake --build "$BUILD_DIR" -j "${DDP3D_JOBS:-$(nproc)}" "${targets[@]}"

@@ -164,9 +164,10 @@ class DebianPayloadImage:
     PAYLOAD_SOURCE = None  # the binary, as the build stage names it
 
     def test_copy_sources_exist(self):
-        prebuilt = stage_index(self.DOCKERFILE, "prebuilt")
+        prebuilt = {i for i, (_, name) in enumerate(stages(self.DOCKERFILE))
+                    if name in ("prebuilt", "prebuilt-cuda")}
         for stage, src_stage, sources, _ in copies(self.DOCKERFILE):
-            if src_stage is None and stage != prebuilt:  # prebuilt reads build_images.sh's context
+            if src_stage is None and stage not in prebuilt:  # they read build_images.sh's context
                 for s in sources:
                     self.assertTrue(os.path.exists(os.path.join(SOURCE_DIR, s)), f"COPY {s}")
 
@@ -417,7 +418,7 @@ class WorkerCpuImageTest(DebianPayloadImage, unittest.TestCase):
     DOCKERFILE = "docker/worker-cpu.Dockerfile"
     BINARY = WORKER_BIN
     PAYLOAD_SOURCE = "/src/build/worker/ddp3d"
-    TARGETS = ("prebuilt", "runtime")
+    TARGETS = ("prebuilt", "prebuilt-cuda", "runtime")
 
     def test_built_by_setup_sh_without_cuda(self):
         values = args_of(self.DOCKERFILE)
@@ -458,6 +459,36 @@ class WorkerCpuImageTest(DebianPayloadImage, unittest.TestCase):
         carried = self.check_payload()
         self.assertTrue({"libtorch_cpu.so", "libc10.so"} <= carried, carried)
         self.assertNotIn("libtorch_cuda.so", carried, "the CPU image carries only what ldd needs")
+
+    def test_cuda_image_is_the_prebuilt_one_with_the_whole_wheel(self):
+        """`build_images.sh --cuda`: the same runtime, a CUDA build's binary, every library of
+        the wheels (a CUDA build dlopen()s what ldd cannot see), and the driver capability
+        without which the NVIDIA container runtime mounts no libcuda."""
+        all_stages = stages(self.DOCKERFILE)
+        self.assertEqual(all_stages[stage_index(self.DOCKERFILE, "prebuilt-cuda")][0], "runtime-base")
+        body = [(kw, arg) for s, kw, arg in instructions(self.DOCKERFILE)
+                if s == stage_index(self.DOCKERFILE, "prebuilt-cuda") and kw != "FROM"]
+        self.assertEqual(body, [("ENV", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"), ("COPY", "payload/ /")])
+        build_images = read("tools/build_images.sh")
+        self.assertIn("[worker-cuda]=prebuilt-cuda", build_images)
+        self.assertIn("[worker-cuda]=--whole-wheel", build_images)
+        self.assertIn("DDP3D_WITH_CUDA=1", build_images)
+        # The whole wheel, on the CPU build's binary (the same wheel a CUDA build links).
+        with tempfile.TemporaryDirectory() as tmp:
+            res = subprocess.run(["bash", os.path.join(SOURCE_DIR, "docker", "runtime_payload.sh"),
+                                  self.BINARY, tmp, "--link", "--whole-wheel"], capture_output=True, text=True)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            carried = set(os.listdir(os.path.join(tmp, "opt", "ddp3d", "lib")))
+            for lib in ("libtorch_cuda.so", "libc10_cuda.so", "libcudnn.so.9", "libnccl.so.2",
+                        "libcudnn_engines_precompiled.so.9", "libcudart.so.13"):
+                self.assertIn(lib, carried)
+            self.assertTrue(any(lib.startswith("libnvrtc-builtins") for lib in carried), sorted(carried))
+            self.assertNotIn("libtorch_python.so", carried, "needs a libpython the image lacks")
+            res = subprocess.run(["bash", os.path.join(SOURCE_DIR, "docker", "runtime_payload.sh"),
+                                  self.BINARY, os.path.join(tmp, "again"), "--whole-wheel", "--bogus"],
+                                 capture_output=True, text=True)
+            self.assertNotEqual(res.returncode, 0)
+            self.assertIn("unknown option --bogus", res.stderr)
 
 
 if __name__ == "__main__":

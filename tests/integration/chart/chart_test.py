@@ -350,7 +350,7 @@ class ChartOfflineTest(unittest.TestCase):
         that nobody publishes."""
         with open(os.path.join(SOURCE_DIR, "tools", "build_images.sh")) as f:
             built = set(re.findall(r"^#\s+\S+\.tar\s+docker\.io/(\S+)$", f.read(), re.M))
-        self.assertEqual(built, {"ddp3d/worker:dev", "ddp3d/operator:dev"})
+        self.assertEqual(built, {"ddp3d/worker:dev", "ddp3d/operator:dev", "ddp3d/worker:dev-cuda"})
         deployment = next(d for d in documents(self.template()) if kind_of(d) == "Deployment")
         image = re.search(r"^\s+image: \"?([^\"\s]+)", deployment, re.M).group(1)
         self.assertIn(image, built)
