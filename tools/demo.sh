@@ -17,7 +17,9 @@ echo "[demo] trained in $((SECONDS - start)) s; logs, config and checkpoints are
 
 CHECKPOINT="$(cat "$WORK_DIR/last_checkpoint")"
 if grep -q "KittiMetric" "$CONFIG"; then
-  bash tools/dist_test.sh "$CONFIG" "$CHECKPOINT" 2 --work-dir "$WORK_DIR/test"
+  bash tools/dist_test.sh "$CONFIG" "$CHECKPOINT" 2 --work-dir "$WORK_DIR/test" \
+    --show-dir "$WORK_DIR/test/pictures" --show-count 8 --show-score-thr 0.3
+  echo "[demo] bird's-eye views of 8 test frames (ground truth green, predictions orange) in $WORK_DIR/test/pictures" >&2
   python3 - "$WORK_DIR/test/test_metrics.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))["metrics"]

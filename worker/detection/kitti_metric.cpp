@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "worker/data/lidar_box.h"
+#include "worker/detection/detection_pictures.h"
 #include "worker/detection/kitti_eval_record.h"
 #include "worker/eval/kitti_projection.h"
 
@@ -75,6 +76,11 @@ void KittiMetric::process(const engine::Batch& batch,
     record.meta = batch.meta.at(b);
     add_result(std::move(record));
   }
+}
+
+void KittiMetric::draw(const engine::Batch& batch, const std::vector<engine::Sample>& predictions,
+                       const engine::DrawOptions& options) {
+  write_detection_pictures(batch, predictions, options, limit_range_);
 }
 
 engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>& results) {

@@ -31,6 +31,10 @@ class KittiMetric : public engine::Evaluator {
 
   void process(const engine::Batch& batch, const std::vector<engine::Sample>& predictions) override;
   engine::MetricMap compute_metrics(const std::vector<engine::Sample>& results) override;
+  // Bird's-eye views of each frame (detection_pictures.h), the limit range drawn.
+  bool can_draw() const override { return true; }
+  void draw(const engine::Batch& batch, const std::vector<engine::Sample>& predictions,
+            const engine::DrawOptions& options) override;
 
   // The last compute_metrics' full result (for its printed table).
   const eval::KittiEvalResult& last_result() const { return last_; }

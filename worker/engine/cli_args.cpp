@@ -13,7 +13,8 @@ const char* const kTrainUsage =
     "                   [--resume [auto|PATH]] [--cfg-options k=v ...] [--launcher none|pytorch]";
 const char* const kTestUsage =
     "usage: ddp3d test CONFIG CHECKPOINT [--work-dir DIR] [--cfg-options k=v ...]\n"
-    "                  [--launcher none|pytorch]";
+    "                  [--launcher none|pytorch]\n"
+    "                  [--show-dir DIR [--show-count N] [--show-score-thr X]]";
 
 namespace {
 
@@ -99,10 +100,40 @@ TrainArgs parse_train_args(const std::vector<std::string>& args) {
 TestArgs parse_test_args(const std::vector<std::string>& args) {
   TestArgs out;
   std::vector<std::string> positional;
+  bool show_tuned = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (common_flag(args, i, out)) continue;
-    if (is_flag(args[i])) throw UsageError("unknown option " + args[i]);
-    positional.push_back(args[i]);
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size() || is_flag(args[i + 1])) throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    try {
+      if (a == "--show-dir") {
+        out.show_dir = value();
+        if (out.show_dir->empty() || out.show_dir->find('\0') != std::string::npos ||
+            out.show_dir->size() > 4096) {
+          throw UsageError("--show-dir: not a usable path");
+        }
+      } else if (a == "--show-count") {
+        out.show_count = parse_integer(a, value(), 0, std::numeric_limits<std::int64_t>::max());
+        show_tuned = true;
+      } else if (a == "--show-score-thr") {
+        out.show_score_thr = parse_real(a, value(), 0, 1);
+        show_tuned = true;
+      } else if (is_flag(a)) {
+        throw UsageError("unknown option " + a);
+      } else {
+        positional.push_back(a);
+      }
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (show_tuned && !out.show_dir) {
+    throw UsageError("--show-count and --show-score-thr need --show-dir");
   }
   if (positional.size() != 2) {
     throw UsageError(positional.size() < 2 ? "expected CONFIG and CHECKPOINT"

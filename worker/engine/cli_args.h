@@ -2,6 +2,7 @@
 // tools/test.py flags). Pure: argv in, values or an error message naming the flag out.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,10 @@ struct TestArgs {
   std::optional<std::string> work_dir;
   std::vector<std::string> cfg_options;
   std::string launcher = "none";
+  // --show-dir DIR [--show-count N] [--show-score-thr X]: a picture per evaluated frame.
+  std::optional<std::string> show_dir;
+  std::int64_t show_count = -1;  // -1: every frame
+  double show_score_thr = 0.1;
 };
 
 class UsageError : public std::invalid_argument {

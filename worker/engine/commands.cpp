@@ -21,6 +21,7 @@
 #include "worker/engine/runner.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/session.h"
+#include "worker/engine/show_dir.h"
 #include "worker/engine/termination_signals.h"
 #include "worker/engine/worker_metrics.h"
 
@@ -158,18 +159,29 @@ int run_test(int argc, char** argv) {
     check_component_types(cfg);
     const DevicePlan plan = plan_session_device(cfg, args.launcher, "test");
     const std::string payload = read_checkpoint_file(args.checkpoint);  // fail fast if corrupt
+    std::shared_ptr<Evaluator> evaluator = evaluator_registry().build(cfg.node("test_evaluator"));
+    std::optional<DrawOptions> draw;
+    if (args.show_dir) {
+      if (!evaluator->can_draw()) {
+        throw config::ConfigError(cfg.file().string(), "test_evaluator.type",
+                                  "--show-dir: this evaluator draws no pictures");
+      }
+      draw = DrawOptions{*args.show_dir, args.show_count, args.show_score_thr};
+      prepare_show_dir(draw->dir);  // before any process group: a bad DIR fails at once
+    }
 
     std::unique_ptr<Session> session = start_session(cfg, args.launcher, "test", plan);
     std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));
     deserialize_checkpoint(payload, args.checkpoint, *model, nullptr, nullptr);
     model->to(session->ctx.device);
     std::shared_ptr<Dataset> data = dataset_registry().build(cfg.node("test_dataloader.dataset"));
-    std::shared_ptr<Evaluator> evaluator = evaluator_registry().build(cfg.node("test_evaluator"));
     LoaderSpec loader;
     loader.section = "test_dataloader";
     loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
     loader.num_workers = cfg.get_or<int>("test_dataloader.num_workers", 0);
-    const MetricMap metrics = evaluate(*model, *data, loader, *evaluator, session->ctx);
+    const MetricMap metrics =
+        evaluate(*model, *data, loader, *evaluator, session->ctx, draw ? &*draw : nullptr);
+    if (draw) session->log->info("pictures of the predictions in " + draw->dir.string());
     const std::int64_t per_rank =
         (data->size() + session->ctx.world_size - 1) / session->ctx.world_size;
     session->log->metrics("test", 0, (per_rank + loader.batch_size - 1) / loader.batch_size, 0,

@@ -62,7 +62,7 @@ std::vector<Sample> gather_results(const std::vector<Sample>& mine, std::int64_t
 }  // namespace
 
 MetricMap evaluate(Model& model, const Dataset& dataset, const LoaderSpec& spec,
-                   Evaluator& evaluator, const RunContext& ctx) {
+                   Evaluator& evaluator, const RunContext& ctx, const DrawOptions* draw) {
   torch::NoGradGuard no_grad;
   model.eval();
   evaluator.reset();
@@ -74,7 +74,9 @@ MetricMap evaluate(Model& model, const Dataset& dataset, const LoaderSpec& spec,
       LoaderThreads{spec.num_workers_key(), {}});
   while (auto batch = loader.next()) {
     const Batch on_device = batch->to(ctx.device);
-    evaluator.process(on_device, model.predict(on_device));
+    const std::vector<Sample> predictions = model.predict(on_device);
+    if (draw) evaluator.draw(on_device, predictions, *draw);
+    evaluator.process(on_device, predictions);
   }
   std::vector<Sample> all = gather_results(evaluator.results(), dataset.size(), ctx);
   evaluator.reset();

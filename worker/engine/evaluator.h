@@ -4,6 +4,8 @@
 // `compute_metrics` there once. Records are Samples so they serialise generically.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +16,13 @@ namespace ddp3d::engine {
 
 using MetricMap = std::map<std::string, double>;
 
+// Pictures of predictions (`ddp3d test --show-dir DIR`), as mmdet3d's test.py --show-dir.
+struct DrawOptions {
+  std::filesystem::path dir;
+  std::int64_t count = -1;       // samples with a dataset index below it; -1: every sample
+  double score_threshold = 0.1;  // predictions below it are not drawn
+};
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
@@ -22,6 +31,13 @@ class Evaluator {
   virtual void process(const Batch& batch, const std::vector<Sample>& predictions) = 0;
   // Metrics over all records of the dataset (every rank's), e.g. {"mAP_3d_moderate": 71.3}.
   virtual MetricMap compute_metrics(const std::vector<Sample>& results) = 0;
+
+  // Whether draw() makes pictures of this evaluator's task; false by default.
+  virtual bool can_draw() const { return false; }
+  // Called once per batch, before process(), when pictures were asked for: one file per sample
+  // (of those `options.count` admits) in `options.dir`. Each rank draws its own samples.
+  virtual void draw(const Batch& /*batch*/, const std::vector<Sample>& /*predictions*/,
+                    const DrawOptions& /*options*/) {}
 
   void add_result(Sample record) { results_.push_back(std::move(record)); }
   const std::vector<Sample>& results() const { return results_; }

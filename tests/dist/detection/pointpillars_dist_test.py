@@ -1,15 +1,18 @@
 """The demo PointPillars config, shortened, trained by `tools/dist_train.sh CONFIG 2` on a small
 synthetic dataset; then `tools/dist_test.sh CONFIG CKPT 2` on the last checkpoint must reproduce
-the validation metrics training logged for it, and write them to its work dir.
+the validation metrics training logged for it, and write them to its work dir; with
+`--show-dir` it draws the frames it evaluated.
 """
 import glob
 import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import unittest
+import zlib
 
 SOURCE = os.environ["DDP3D_SOURCE_DIR"]
 BINARY = os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d")
@@ -30,6 +33,43 @@ def run(script, args, log_path):
                                stdout=out, stderr=subprocess.STDOUT, timeout=500)
     with open(log_path) as f:
         return code, f.read()
+
+
+def read_png(path):
+    """(width, height, rows of RGB bytes) of an 8-bit RGB, non-interlaced PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    assert (depth, colour, interlace) == (8, 2, 0), header
+    raw, stride, rows, prev = zlib.decompress(idat), width * 3, [], bytearray(width * 3)
+    for r in range(height):
+        kind, line = raw[r * (stride + 1)], bytearray(raw[r * (stride + 1) + 1:(r + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            b, c = prev[i], (prev[i - 3] if i >= 3 else 0)
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows
 
 
 class PointPillarsDist(unittest.TestCase):
@@ -91,6 +131,33 @@ class PointPillarsDist(unittest.TestCase):
             if name.startswith("KITTI/"):
                 self.assertAlmostEqual(metrics[name], value, delta=1e-8 * max(1.0, abs(value)),
                                        msg=name)
+
+        # --show-dir: one bird's-eye view per frame below --show-count, from both ranks, with
+        # the ground truth (green) and the predictions (orange, score_thr 0 above) drawn.
+        show_dir = os.path.join(self.tmp, "show", "pictures")
+        code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
+                                         "--show-dir", show_dir, "--show-count", "3",
+                                         "--show-score-thr", "0", "--cfg-options"] + data_options,
+                        os.path.join(self.tmp, "show.txt"))
+        self.assertEqual(code, 0, out[-3000:])
+        self.assertIn("pictures of the predictions in " + show_dir, out)
+        pictures = sorted(os.listdir(show_dir))
+        self.assertEqual(len(pictures), 3, pictures)
+        for name in pictures:
+            self.assertRegex(name, r"^\d{6}\.png$")
+            # The demo's range is 40.96 m each way, 2 m of margin around it, 10 px a metre.
+            width, height, rows = read_png(os.path.join(show_dir, name))
+            self.assertEqual((width, height), (450, 450))
+            colours = {row[i:i + 3] for row in rows for i in range(0, len(row), 3)}
+            self.assertIn(bytes((0, 230, 0)), colours, f"{name}: no ground-truth box drawn")
+            self.assertIn(bytes((255, 150, 0)), colours, f"{name}: no Car prediction drawn")
+        # A --show-dir that cannot be written fails at once, naming it, before any evaluation.
+        code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--show-dir", "/proc/ddp3d-pictures",
+                                         "--cfg-options"] + data_options,
+                        os.path.join(self.tmp, "show-bad.txt"))
+        self.assertNotEqual(code, 0)
+        self.assertIn("--show-dir /proc/ddp3d-pictures: cannot create it", out)
+        self.assertNotIn("rendezvous at", out)
 
 
 if __name__ == "__main__":

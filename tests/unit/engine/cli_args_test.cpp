@@ -52,6 +52,42 @@ TEST(TestArgs, NeedsConfigAndCheckpoint) {
   EXPECT_EQ(a.checkpoint, "w/epoch_1.pth");
   EXPECT_EQ(a.launcher, "pytorch");
   EXPECT_THROW(parse_test_args({"c.yaml"}), UsageError);
+  EXPECT_FALSE(a.show_dir);
+}
+
+TEST(TestArgs, ShowDirCountAndScoreThreshold) {
+  const TestArgs a = parse_test_args(
+      {"c.yaml", "e.pth", "--show-dir", "pics", "--show-count", "5", "--show-score-thr", "0.25"});
+  EXPECT_EQ(a.show_dir, "pics");
+  EXPECT_EQ(a.show_count, 5);
+  EXPECT_DOUBLE_EQ(a.show_score_thr, 0.25);
+  const TestArgs d = parse_test_args({"c.yaml", "e.pth", "--show-dir", "pics"});
+  EXPECT_EQ(d.show_count, -1);  // every frame
+  EXPECT_DOUBLE_EQ(d.show_score_thr, 0.1);
+  auto message = [](std::vector<std::string> args) {
+    try {
+      parse_test_args(args);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"c.yaml", "e.pth", "--show-count", "3"}).find("need --show-dir"),
+            std::string::npos);
+  EXPECT_NE(
+      message({"c.yaml", "e.pth", "--show-dir", "p", "--show-count", "-1"}).find("--show-count"),
+      std::string::npos);
+  EXPECT_NE(
+      message({"c.yaml", "e.pth", "--show-dir", "p", "--show-count", "1e99"}).find("--show-count"),
+      std::string::npos);
+  EXPECT_NE(message({"c.yaml", "e.pth", "--show-dir", "p", "--show-score-thr", "nan"})
+                .find("--show-score-thr"),
+            std::string::npos);
+  EXPECT_NE(message({"c.yaml", "e.pth", "--show-dir", "p", "--show-score-thr", "1.5"})
+                .find("--show-score-thr"),
+            std::string::npos);
+  EXPECT_NE(message({"c.yaml", "e.pth", "--show-dir", ""}).find("--show-dir"), std::string::npos);
+  EXPECT_NE(message({"c.yaml", "e.pth", "--show-dir"}).find("needs a value"), std::string::npos);
 }
 
 }  // namespace
