@@ -35,14 +35,12 @@ RUN bash tools/setup.sh \
 
 # yaml-cpp is the config reader's (worker/config) library, prometheus-cpp's core the
 # metrics' (common/metrics), OpenSSL's libcrypto the rendezvous token's HMAC
-# (worker/dist/rendezvous_proof.cpp), libpng and OpenCV's core and imgproc the pictures'
-# (worker/visual). tests/e2e/docker/dockerfiles_test.py checks these against the binary's
-# shared libraries.
+# (worker/dist/rendezvous_proof.cpp), libpng the pictures' (worker/visual).
+# tests/e2e/docker/dockerfiles_test.py checks these against the binary's shared libraries.
 FROM ${BASE_IMAGE} AS runtime-base
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.7 libprometheus-cpp-core1.0 libssl3 \
-      libpng16-16 libopencv-core406 libopencv-imgproc406 \
+      libyaml-cpp0.7 libprometheus-cpp-core1.0 libssl3 libpng16-16 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /workspace/ddp3d
 COPY tools/ tools/

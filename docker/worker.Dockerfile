@@ -35,13 +35,11 @@ RUN bash tools/setup.sh
 # cuDNN, NCCL and libgomp come with the torch wheel in the venv. yaml-cpp is the config
 # reader's (worker/config) library, prometheus-cpp's core the metrics' (common/metrics),
 # OpenSSL's libcrypto the rendezvous token's HMAC (worker/dist/rendezvous_proof.cpp),
-# libpng and OpenCV's core and imgproc the pictures' (worker/visual); *t64 are Ubuntu
-# 24.04's names.
+# libpng the pictures' (worker/visual); *t64 are Ubuntu 24.04's names.
 FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.8 libprometheus-cpp-core1.0 libssl3t64 \
-      libpng16-16t64 libopencv-core406t64 libopencv-imgproc406t64 \
+      libyaml-cpp0.8 libprometheus-cpp-core1.0 libssl3t64 libpng16-16t64 \
  && rm -rf /var/lib/apt/lists/*
 # Same path as in the build stage: the binary's RPATH points into the venv's torch/lib.
 COPY --from=build /opt/ddp3d/venv-torch-2.15.0 /opt/ddp3d/venv-torch-2.15.0

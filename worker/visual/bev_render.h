@@ -1,7 +1,9 @@
 // A bird's-eye view of a lidar frame, as mmdetection3d's visualizer draws it for `--show-dir`:
 // the points (coloured by height or intensity), ground-truth and predicted boxes (class and
 // score beside each prediction, a line from its centre to its front marking the heading), the
-// detection range and a scale bar. Pure drawing (OpenCV's imgproc) on plain data: no tensors.
+// detection range and a scale bar. Pure drawing on plain data (lines, a bitmap font): no
+// tensors and no drawing library, whose Debian packages would bring GL and LLVM into the
+// worker images.
 #pragma once
 
 #include <array>
@@ -62,7 +64,8 @@ inline constexpr Rgb kRangeColour{120, 120, 120};
 inline constexpr Rgb kScaleColour{255, 255, 255};
 // Predictions by class: orange, magenta, cyan, then again.
 Rgb prediction_colour(int label);
-// The colour of a point under `style` (a turbo colour map over height or intensity).
+// The colour of a point under `style`: a colour map (dark blue, cyan, green, yellow, red)
+// over height or intensity.
 Rgb point_colour(const BevPoint& point, const BevStyle& style);
 
 struct BevCounts {

@@ -7,6 +7,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "worker/visual/bitmap_font.h"
+
 namespace ddp3d::visual {
 namespace {
 
@@ -125,6 +127,28 @@ TEST(RenderBev, TheDetectionRangeAndAScaleBarAreDrawn) {
   EXPECT_EQ(image.at(60, image.height - 10), kScaleColour);
   EXPECT_EQ(image.at(109, image.height - 10), kScaleColour);
   EXPECT_EQ(image.at(130, image.height - 10), kBackground);
+}
+
+TEST(RenderBev, TheTitleIsWrittenInTheBitmapFont) {
+  const BevView view = small_view();
+  BevScene scene;
+  scene.title = "a7";  // lower case is drawn as capitals
+  const RgbImage image = render_bev(scene, view, BevStyle{});
+  // The title's baseline-left corner is (8, 14): glyph rows 7..13, one column between glyphs.
+  for (int g = 0; g < 2; ++g) {
+    const auto rows = glyph("A7"[g]);
+    for (int r = 0; r < kGlyphHeight; ++r) {
+      for (int k = 0; k < kGlyphWidth; ++k) {
+        const bool on = (rows[static_cast<std::size_t>(r)] >> (kGlyphWidth - 1 - k)) & 1;
+        EXPECT_EQ(image.at(8 + g * kGlyphAdvance + k, 14 - kGlyphHeight + r),
+                  on ? kScaleColour : kBackground)
+            << "glyph " << g << " row " << r << " column " << k;
+      }
+    }
+  }
+  EXPECT_EQ(glyph('a'), glyph('A'));
+  EXPECT_EQ(glyph('~'), glyph('?'));
+  EXPECT_NE(glyph('0'), glyph('O'));
 }
 
 TEST(RenderBev, HostileScenesGiveAPictureNotACrash) {
