@@ -171,7 +171,14 @@ S evaluator() {
   return S::map({})
       .variants({{"KittiMetric",
                   {{"metric", S::string().one_of({"bbox"}).def("bbox")},
-                   {"pcd_limit_range", range6().def_list({0, -40, -3, 70.4, 40, 0.0})}}},
+                   {"pcd_limit_range", range6().def_list({0, -40, -3, 70.4, 40, 0.0})},
+                   {"submission_prefix",
+                    S::string().def_null().doc(
+                        "a folder: the detections as KITTI result files, <frame id>.txt each "
+                        "(`ddp3d test --submission-dir`)")},
+                   {"format_only", S::boolean().def(false).doc(
+                                       "only write submission_prefix's files, no AP (for "
+                                       "frames without labels, e.g. KITTI's test split)")}}},
                  {"RegressionMetric", {}}})
       .doc("metric computed on the val/test data (rank 0 merges the shards)");
 }

@@ -24,7 +24,15 @@ void register_detection_components(engine::Registry<engine::Model>& models,
       throw config::ConfigError(cfg.origin("pcd_limit_range"), cfg.path() + ".pcd_limit_range",
                                 "expected 6 numbers");
     }
-    return std::make_shared<KittiMetric>(std::array<double, 6>{r[0], r[1], r[2], r[3], r[4], r[5]});
+    KittiMetricOptions options;
+    options.pcd_limit_range = {r[0], r[1], r[2], r[3], r[4], r[5]};
+    options.submission_prefix = cfg.get_or<std::string>("submission_prefix", "");
+    options.format_only = cfg.get_or<bool>("format_only", false);
+    if (options.format_only && options.submission_prefix.empty()) {
+      throw config::ConfigError(cfg.origin("format_only"), cfg.path() + ".format_only",
+                                "format_only writes submission_prefix's files: set it too");
+    }
+    return std::make_shared<KittiMetric>(options);
   });
 }
 

@@ -2,9 +2,12 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
+#include "common/io/atomic_file.h"
 #include "common/log.h"
 #include "worker/data/lidar_box.h"
 #include "worker/detection/detection_pictures.h"
@@ -78,6 +81,25 @@ void KittiMetric::process(const engine::Batch& batch,
   }
 }
 
+void write_kitti_submission(const std::filesystem::path& dir, const std::string& frame_id,
+                            const std::vector<eval::EvalObject>& detections) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("submission_prefix " + dir.string() + ": " + ec.message());
+  std::string text;
+  char line[512];
+  for (const eval::EvalObject& d : detections) {
+    const int n =
+        std::snprintf(line, sizeof line,
+                      "%s -1 -1 %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f\n",
+                      d.type.c_str(), d.alpha, d.bbox[0], d.bbox[1], d.bbox[2], d.bbox[3],
+                      d.dimensions[0], d.dimensions[1], d.dimensions[2], d.location[0],
+                      d.location[1], d.location[2], d.rotation_y, d.score);
+    text.append(line, static_cast<std::size_t>(n));
+  }
+  io::write_file_atomically(dir / (frame_id + ".txt"), text);
+}
+
 void KittiMetric::draw(const engine::Batch& batch, const std::vector<engine::Sample>& predictions,
                        const engine::DrawOptions& options) {
   write_detection_pictures(batch, predictions, options, limit_range_);
@@ -102,17 +124,29 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
                             unpack_calib(r.tensor("calib")), classes, limit_range_);
     detections += f.detections.size();
     for (const eval::EvalObject& d : f.detections) score_sum += d.score;
+    if (!options_.submission_prefix.empty()) {
+      write_kitti_submission(options_.submission_prefix, r.meta.at("frame_id"), f.detections);
+    }
     frames.add(std::move(f));
+  }
+  if (!options_.submission_prefix.empty()) {
+    log::info("wrote KITTI result files of " + std::to_string(frames.size()) + " frames to " +
+              options_.submission_prefix);
+  }
+  // Not KITTI metrics: the count and mean confidence of the scored detections, so two
+  // evaluations of one checkpoint can be compared even where every AP is still 0.
+  const double mean_score = detections > 0 ? score_sum / static_cast<double>(detections) : 0.0;
+  if (options_.format_only) {
+    return {{"KITTI/num_detections", static_cast<double>(detections)},
+            {"KITTI/mean_score", mean_score}};
   }
   eval::KittiEvalOptions options;
   options.classes = classes;
   last_ = eval::evaluate_kitti(frames, options);
   log::info("KITTI evaluation of " + std::to_string(frames.size()) + " frames:\n" + last_.table());
   engine::MetricMap metrics = last_.metrics();
-  // Not KITTI metrics: the count and mean confidence of the scored detections, so two
-  // evaluations of one checkpoint can be compared even where every AP is still 0.
   metrics["KITTI/num_detections"] = static_cast<double>(detections);
-  metrics["KITTI/mean_score"] = detections > 0 ? score_sum / static_cast<double>(detections) : 0.0;
+  metrics["KITTI/mean_score"] = mean_score;
   return metrics;
 }
 

@@ -7,7 +7,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <array>
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "worker/data/kitti_calib.h"
@@ -25,9 +27,25 @@ std::vector<eval::EvalObject> detections_to_kitti(const at::Tensor& boxes, const
                                                   const std::vector<std::string>& class_names,
                                                   const std::array<double, 6>& limit_range);
 
+// KITTI result files (the object benchmark's submission format, mmdet3d's format_only with a
+// submission_prefix): one `<frame id>.txt` per frame, every detection a line of 16 fields
+// (truncated and occluded -1, four decimals), an empty file for a frame without detections.
+// Written atomically into `dir`, created if missing; throws std::runtime_error naming it.
+void write_kitti_submission(const std::filesystem::path& dir, const std::string& frame_id,
+                            const std::vector<eval::EvalObject>& detections);
+
+struct KittiMetricOptions {
+  std::array<double, 6> pcd_limit_range{0, -40, -3, 70.4, 40, 0};
+  std::string submission_prefix;  // empty: no result files
+  bool format_only = false;       // only the result files, no AP
+};
+
 class KittiMetric : public engine::Evaluator {
  public:
-  explicit KittiMetric(std::array<double, 6> pcd_limit_range) : limit_range_(pcd_limit_range) {}
+  explicit KittiMetric(std::array<double, 6> pcd_limit_range)
+      : KittiMetric(KittiMetricOptions{pcd_limit_range, "", false}) {}
+  explicit KittiMetric(KittiMetricOptions options)
+      : limit_range_(options.pcd_limit_range), options_(std::move(options)) {}
 
   void process(const engine::Batch& batch, const std::vector<engine::Sample>& predictions) override;
   engine::MetricMap compute_metrics(const std::vector<engine::Sample>& results) override;
@@ -41,6 +59,7 @@ class KittiMetric : public engine::Evaluator {
 
  private:
   std::array<double, 6> limit_range_;
+  KittiMetricOptions options_;
   eval::KittiEvalResult last_;
 };
 

@@ -14,7 +14,8 @@ const char* const kTrainUsage =
 const char* const kTestUsage =
     "usage: ddp3d test CONFIG CHECKPOINT [--work-dir DIR] [--cfg-options k=v ...]\n"
     "                  [--launcher none|pytorch]\n"
-    "                  [--show-dir DIR [--show-count N] [--show-score-thr X]]";
+    "                  [--show-dir DIR [--show-count N] [--show-score-thr X]]\n"
+    "                  [--submission-dir DIR]";
 
 namespace {
 
@@ -115,6 +116,12 @@ TestArgs parse_test_args(const std::vector<std::string>& args) {
             out.show_dir->size() > 4096) {
           throw UsageError("--show-dir: not a usable path");
         }
+      } else if (a == "--submission-dir") {
+        out.submission_dir = value();
+        if (out.submission_dir->empty() || out.submission_dir->find('\0') != std::string::npos ||
+            out.submission_dir->size() > 4096) {
+          throw UsageError("--submission-dir: not a usable path");
+        }
       } else if (a == "--show-count") {
         out.show_count = parse_integer(a, value(), 0, std::numeric_limits<std::int64_t>::max());
         show_tuned = true;
@@ -145,10 +152,14 @@ TestArgs parse_test_args(const std::vector<std::string>& args) {
 }
 
 std::string work_dir_override(const std::string& path) {
+  return string_override("work_dir", path);
+}
+
+std::string string_override(const std::string& key, const std::string& value) {
   // A YAML double-quoted scalar: `null`, `123`, `a,b` or `[x]` stay the path they are. No
   // '"' appears inside, so the list splitting of --cfg-options never looks into it.
-  std::string quoted = "work_dir=\"";
-  for (const char c : path) {
+  std::string quoted = key + "=\"";
+  for (const char c : value) {
     const auto u = static_cast<unsigned char>(c);
     if (c == '\\') {
       quoted += "\\\\";

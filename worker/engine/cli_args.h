@@ -30,6 +30,8 @@ struct TestArgs {
   std::optional<std::string> show_dir;
   std::int64_t show_count = -1;  // -1: every frame
   double show_score_thr = 0.1;
+  // --submission-dir DIR: the detections as KITTI result files (test_evaluator.submission_prefix).
+  std::optional<std::string> submission_dir;
 };
 
 class UsageError : public std::invalid_argument {
@@ -44,8 +46,10 @@ TestArgs parse_test_args(const std::vector<std::string>& args);
 extern const char* const kTrainUsage;
 extern const char* const kTestUsage;
 
-// `--work-dir PATH` as a --cfg-options override that keeps PATH a string: quoted, so that a
+// `KEY=VALUE` as a --cfg-options override that keeps VALUE a string: quoted, so that a
 // directory named `null`, `123` or `a,b` is not read as YAML.
+std::string string_override(const std::string& key, const std::string& value);
+// `--work-dir PATH` as such an override of work_dir.
 std::string work_dir_override(const std::string& path);
 
 // The --cfg-options equivalent of the dedicated flags (work_dir=..., randomness.seed=..., ...),

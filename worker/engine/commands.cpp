@@ -17,11 +17,11 @@
 #include "worker/engine/checkpoint_file.h"
 #include "worker/engine/cli_args.h"
 #include "worker/engine/evaluate.h"
+#include "worker/engine/output_dir.h"
 #include "worker/engine/registry.h"
 #include "worker/engine/runner.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/session.h"
-#include "worker/engine/show_dir.h"
 #include "worker/engine/termination_signals.h"
 #include "worker/engine/worker_metrics.h"
 
@@ -151,6 +151,10 @@ int run_test(int argc, char** argv) {
     const TestArgs args = parse_test_args(rest(argc, argv));
     std::vector<std::string> overrides = args.cfg_options;
     if (args.work_dir) overrides.push_back(work_dir_override(*args.work_dir));
+    if (args.submission_dir) {
+      overrides.push_back(
+          string_override("test_evaluator.submission_prefix", *args.submission_dir));
+    }
     const config::Config cfg = config::load(args.config, overrides);
     if (!cfg.has("test_dataloader") || !cfg.has("test_evaluator")) {
       throw config::ConfigError(cfg.file().string(), "test_dataloader",
@@ -167,8 +171,9 @@ int run_test(int argc, char** argv) {
                                   "--show-dir: this evaluator draws no pictures");
       }
       draw = DrawOptions{*args.show_dir, args.show_count, args.show_score_thr};
-      prepare_show_dir(draw->dir);  // before any process group: a bad DIR fails at once
+      prepare_output_dir("--show-dir", draw->dir);  // before any process group
     }
+    if (args.submission_dir) prepare_output_dir("--submission-dir", *args.submission_dir);
 
     std::unique_ptr<Session> session = start_session(cfg, args.launcher, "test", plan);
     std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));

@@ -1,7 +1,8 @@
 """The demo PointPillars config, shortened, trained by `tools/dist_train.sh CONFIG 2` on a small
 synthetic dataset; then `tools/dist_test.sh CONFIG CKPT 2` on the last checkpoint must reproduce
 the validation metrics training logged for it, and write them to its work dir; with
-`--show-dir` it draws the frames it evaluated.
+`--show-dir` it draws the frames it evaluated, with `--submission-dir` it writes them as KITTI
+result files.
 """
 import glob
 import json
@@ -151,6 +152,28 @@ class PointPillarsDist(unittest.TestCase):
             colours = {row[i:i + 3] for row in rows for i in range(0, len(row), 3)}
             self.assertIn(bytes((0, 230, 0)), colours, f"{name}: no ground-truth box drawn")
             self.assertIn(bytes((255, 150, 0)), colours, f"{name}: no Car prediction drawn")
+        # --submission-dir: rank 0 writes one KITTI result file per evaluated frame (16 fields a
+        # line, truncated and occluded -1), and the metrics are those of the run above.
+        results = os.path.join(self.tmp, "results")
+        code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
+                                         "--submission-dir", results, "--cfg-options"] + data_options,
+                        os.path.join(self.tmp, "submission.txt"))
+        self.assertEqual(code, 0, out[-3000:])
+        self.assertIn("wrote KITTI result files of 4 frames to " + results, out)
+        files = sorted(os.listdir(results))
+        self.assertEqual(len(files), 4, files)
+        lines = [line.split() for name in files for line in open(os.path.join(results, name))]
+        self.assertTrue(lines, "no detections written")
+        for fields in lines:
+            self.assertEqual(len(fields), 16, fields)
+            self.assertEqual(fields[0], "Car")
+            self.assertEqual(fields[1:3], ["-1", "-1"])
+        with open(os.path.join(test_dir, "test_metrics.json")) as f:
+            again = json.load(f)["metrics"]
+        self.assertEqual(set(again), set(metrics))
+        for name, value in metrics.items():
+            self.assertAlmostEqual(again[name], value, delta=1e-9 * max(1.0, abs(value)), msg=name)
+
         # A --show-dir that cannot be written fails at once, naming it, before any evaluation.
         code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--show-dir", "/proc/ddp3d-pictures",
                                          "--cfg-options"] + data_options,

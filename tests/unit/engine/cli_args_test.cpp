@@ -90,5 +90,14 @@ TEST(TestArgs, ShowDirCountAndScoreThreshold) {
   EXPECT_NE(message({"c.yaml", "e.pth", "--show-dir"}).find("needs a value"), std::string::npos);
 }
 
+TEST(TestArgs, SubmissionDirBecomesAQuotedStringOverride) {
+  const TestArgs a = parse_test_args({"c.yaml", "e.pth", "--submission-dir", "out/null"});
+  EXPECT_EQ(a.submission_dir, "out/null");
+  EXPECT_EQ(string_override("test_evaluator.submission_prefix", "null"),
+            "test_evaluator.submission_prefix=\"null\"");
+  EXPECT_EQ(string_override("k", "a\"b"), "k=\"a\\x22b\"");
+  EXPECT_THROW(parse_test_args({"c.yaml", "e.pth", "--submission-dir", ""}), UsageError);
+}
+
 }  // namespace
 }  // namespace ddp3d::engine

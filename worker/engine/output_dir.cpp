@@ -1,4 +1,4 @@
-#include "worker/engine/show_dir.h"
+#include "worker/engine/output_dir.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 
 namespace ddp3d::engine {
 
-void prepare_show_dir(const std::filesystem::path& dir) {
-  const std::string where = "--show-dir " + dir.string() + ": ";
+void prepare_output_dir(std::string_view flag, const std::filesystem::path& dir) {
+  const std::string where = std::string(flag) + " " + dir.string() + ": ";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error(where + "cannot create it: " + ec.message());
