@@ -5,6 +5,17 @@
 namespace ddp3d::engine {
 namespace {
 
+// The UsageError message `parse(args)` throws, or "no error".
+template <typename Parse>
+std::string usage_error_of(Parse parse, const std::vector<std::string>& args) {
+  try {
+    parse(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(TrainArgs, ParsesEveryFlag) {
   const TrainArgs a =
       parse_train_args({"cfg.yaml", "--work-dir", "w", "--seed", "7", "--deterministic", "--resume",
@@ -33,12 +44,7 @@ TEST(TrainArgs, ResumeTakesAnOptionalValue) {
 
 TEST(TrainArgs, ErrorsNameTheFlag) {
   auto message = [](std::vector<std::string> args) {
-    try {
-      parse_train_args(args);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return usage_error_of(parse_train_args, args);
   };
   EXPECT_NE(message({"c.yaml", "--seed", "x"}).find("--seed"), std::string::npos);
   EXPECT_NE(message({"c.yaml", "--launcher", "slurm"}).find("--launcher"), std::string::npos);
@@ -65,12 +71,7 @@ TEST(TestArgs, ShowDirCountAndScoreThreshold) {
   EXPECT_EQ(d.show_count, -1);  // every frame
   EXPECT_DOUBLE_EQ(d.show_score_thr, 0.1);
   auto message = [](std::vector<std::string> args) {
-    try {
-      parse_test_args(args);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return usage_error_of(parse_test_args, args);
   };
   EXPECT_NE(message({"c.yaml", "e.pth", "--show-count", "3"}).find("need --show-dir"),
             std::string::npos);
