@@ -43,7 +43,7 @@ esac
 # 1. Debian packages. The worker's build needs the first line; the rest is for the operator,
 # the tests, the test cluster and the images.
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config python3-venv libyaml-cpp-dev
-  libssl-dev prometheus-cpp-dev libpng-dev)
+  libssl-dev prometheus-cpp-dev libpng-dev libprotobuf-dev protobuf-compiler)
 ((only_worker)) || APT_PACKAGES+=(libcpprest-dev libgtest-dev libgmock-dev
   prometheus iproute2 procps clang-format clang-tidy clang-14 libclang-rt-14-dev
   runc busybox-static   # tests/cluster: the container runtime's runc, the test pods' userland
