@@ -348,13 +348,69 @@ class MultiNodeScenarios(KueueScenarios, ClusterScenario):
         sock = self.env.get(f"NODE_{index}_CONTAINERD_SOCK")
         ctr = os.path.join(self.env["CACHE"], "bin", "ctr")
 
+        def job_containers():
+            """The node's containers (and sandboxes) of this job's pods, every attempt's."""
+            res = run([ctr, "--address", sock, "-n", "k8s.io", "containers", "ls", "-q",
+                       f"labels.\"io.kubernetes.pod.namespace\"=={NS}"])
+            if res.returncode != 0:
+                return None
+            ids = res.stdout.split()
+            return [i for i, pod in zip(ids, self.pod_names_of_containers(ctr, sock, ids))
+                    if pod and pod.startswith(name + "-")]
+
         def clean():
             on_node = [p["metadata"]["name"] for p in self.pods_of(name)
                        if p["spec"].get("nodeName") == victim]
-            res = run([ctr, "--address", sock, "-n", "k8s.io", "containers", "ls", "-q",
-                       f"labels.\"io.kubernetes.pod.namespace\"=={NS}"])
-            return not on_node and res.returncode == 0 and not res.stdout.strip(), (on_node, res.stdout)
-        self.wait(f"{victim} holding nothing of the job", 120, clean, interval=1)
+            left = job_containers()
+            return not on_node and left == [], (on_node, left)
+        # The kubelet removes what belonged to deleted pods in its garbage collection, once a
+        # minute (ContainerGCPeriod): three periods leave room for a loaded machine.
+        t2 = time.monotonic()
+        deadline = t2 + 200
+        ok, last = clean()
+        while not ok and time.monotonic() < deadline:
+            time.sleep(1)
+            ok, last = clean()
+        if not ok:
+            self.fail(f"{victim} still holds {last} of the job 200 s after poweron:\n"
+                      + self.containers_described(ctr, sock, last[1] or [])
+                      + self.kubelet_log_tail(index, ("garbage", "GarbageCollect", "Remove",
+                                                      "orphan", "Failed", "error")))
+        log(f"{victim} holds nothing of the job {time.monotonic() - t2:.1f}s after Ready")
+
+    def pod_names_of_containers(self, ctr, sock, ids):
+        names = []
+        for cid in ids:
+            info = run([ctr, "--address", sock, "-n", "k8s.io", "containers", "info", cid])
+            try:
+                names.append(json.loads(info.stdout).get("Labels", {}).get("io.kubernetes.pod.name"))
+            except json.JSONDecodeError:
+                names.append(None)  # removed meanwhile
+        return names
+
+    def containers_described(self, ctr, sock, ids):
+        """Pod, container name and task state of each leftover container on a node."""
+        lines = []
+        for cid in ids:
+            info = run([ctr, "--address", sock, "-n", "k8s.io", "containers", "info", cid])
+            try:
+                labels = json.loads(info.stdout).get("Labels", {})
+            except json.JSONDecodeError:
+                labels = {}
+            task = run([ctr, "--address", sock, "-n", "k8s.io", "tasks", "ps", cid])
+            lines.append(f"  {cid[:12]} pod={labels.get('io.kubernetes.pod.name')} "
+                         f"container={labels.get('io.kubernetes.container.name') or labels.get('io.cri-containerd.kind')} "
+                         f"task={'running' if task.returncode == 0 else 'none'}")
+        return "\n".join(lines) + "\n"
+
+    def kubelet_log_tail(self, index, words, n=40):
+        path = os.path.join(self.env[f"NODE_{index}_LOGS"], "kubelet.log")
+        try:
+            with open(path, errors="replace") as f:
+                hits = [line for line in f if any(w in line for w in words)]
+        except OSError as e:
+            return f"(no kubelet log: {e})"
+        return f"{path}, last lines naming {words}:\n" + "".join(hits[-n:])
 
     def test_e_a_gang_that_never_fits_waits_and_a_flapping_node_restarts_nothing(self):
         self.require_operator()
