@@ -126,6 +126,12 @@ TEST_F(EventWriterTest, WritesFileVersionScalarsImagesAndSessionStartsParsedBack
   EXPECT_EQ(events[1].summary().value(1).tag(), "lr");
   EXPECT_EQ(events[1].summary().value(1).simple_value(), 1e-3F);
 
+  // On the wire as TensorFlow's event.proto has it: field 7 (0x3a), status START.
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::string session_record = read_tfrecords(bytes.str()).at(2);
+  EXPECT_TRUE(session_record.ends_with(std::string("\x3a\x02\x08\x01", 4)));
   ASSERT_TRUE(events[2].has_session_log());
   EXPECT_EQ(events[2].step(), 9);
   EXPECT_EQ(events[2].session_log().status(), pb::SessionLog::START);
