@@ -35,12 +35,13 @@ RUN bash tools/setup.sh \
 
 # yaml-cpp is the config reader's (worker/config) library, prometheus-cpp's core the
 # metrics' (common/metrics), OpenSSL's libcrypto the rendezvous token's HMAC
-# (worker/dist/rendezvous_proof.cpp), libpng the pictures' (worker/visual).
+# (worker/dist/rendezvous_proof.cpp), libpng the pictures' (worker/visual), protobuf's lite
+# runtime the TensorBoard event files' (worker/visual/tensorboard_event.proto).
 # tests/e2e/docker/dockerfiles_test.py checks these against the binary's shared libraries.
 FROM ${BASE_IMAGE} AS runtime-base
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.7 libprometheus-cpp-core1.0 libssl3 libpng16-16 \
+      libyaml-cpp0.7 libprometheus-cpp-core1.0 libssl3 libpng16-16 libprotobuf-lite32 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /workspace/ddp3d
 COPY tools/ tools/

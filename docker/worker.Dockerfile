@@ -35,11 +35,12 @@ RUN bash tools/setup.sh
 # cuDNN, NCCL and libgomp come with the torch wheel in the venv. yaml-cpp is the config
 # reader's (worker/config) library, prometheus-cpp's core the metrics' (common/metrics),
 # OpenSSL's libcrypto the rendezvous token's HMAC (worker/dist/rendezvous_proof.cpp),
-# libpng the pictures' (worker/visual); *t64 are Ubuntu 24.04's names.
+# libpng the pictures' (worker/visual), protobuf's lite runtime the TensorBoard event files'
+# (worker/visual/tensorboard_event.proto); *t64 are Ubuntu 24.04's names.
 FROM ${BASE_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.8 libprometheus-cpp-core1.0 libssl3t64 libpng16-16t64 \
+      libyaml-cpp0.8 libprometheus-cpp-core1.0 libssl3t64 libpng16-16t64 libprotobuf-lite32t64 \
  && rm -rf /var/lib/apt/lists/*
 # Same path as in the build stage: the binary's RPATH points into the venv's torch/lib.
 COPY --from=build /opt/ddp3d/venv-torch-2.15.0 /opt/ddp3d/venv-torch-2.15.0

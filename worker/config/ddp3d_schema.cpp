@@ -317,6 +317,27 @@ S default_hooks() {
       .doc("the runner's standard hooks");
 }
 
+// mmengine's visualizer: where LoggerHook's scalars, validation metrics and pictures go.
+S visualizer() {
+  return S::map({{"type", S::string()
+                              .one_of({"Visualizer", "Det3DLocalVisualizer"})
+                              .def("Visualizer")
+                              .doc("accepted for mmengine/mmdet3d configs; both behave the same")},
+                 {"name", S::string().def("visualizer")},
+                 {"vis_backends",
+                  S::list(S::map({{"type", S::string()
+                                               .one_of({"LocalVisBackend", "TensorboardVisBackend"})
+                                               .required()
+                                               .doc("LocalVisBackend: <work_dir>/<timestamp>/"
+                                                    "vis_data/scalars.json; "
+                                                    "TensorboardVisBackend: TensorBoard event "
+                                                    "files in <work_dir>/tensorboard, one "
+                                                    "history across resumes (docs/training.md)")}}))
+                      .doc("the backends, rank 0 writes them; missing: LocalVisBackend alone")}})
+      .def_empty_map()
+      .doc("training scalars and pictures besides the log (mmengine's visualizer)");
+}
+
 // Peer heartbeats through the rendezvous store (docs/ddp.md, "Lost peers").
 S heartbeat_interval() {
   return S::number().min(0, true).max(3600).def(2.0).doc(
@@ -377,6 +398,7 @@ S schema_root() {
                             .def_empty_map()
                             .doc("scale lr by (world batch / base_batch_size) when enabled")},
       {"default_hooks", default_hooks()},
+      {"visualizer", visualizer()},
       {"env_cfg", env_cfg()},
       {"randomness",
        S::map({{"seed", S::integer().min(0).def_null().doc("null: a random seed, logged")},

@@ -126,6 +126,7 @@ void Runner::resume() {
 
 TrainOutcome Runner::train() {
   resume();
+  log_.training_starts_at(start_iter_ + 1);
   // DDP after the checkpoint is loaded: loading replaces the parameters' storage (Tensor::set_),
   // and DDP's gradient hooks must be attached to the parameters as they will be trained.
   if (ctx_.pg != nullptr) {

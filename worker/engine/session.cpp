@@ -8,7 +8,9 @@
 #include <ctime>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #ifdef DDP3D_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -38,6 +40,16 @@ std::string timestamp() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y%m%d_%H%M%S", &tm);
   return buf;
+}
+
+// visualizer.vis_backends' types (the schema checked them); LocalVisBackend alone by default.
+std::vector<std::string> vis_backend_types(const config::Config& cfg) {
+  if (!cfg.has("visualizer.vis_backends")) return {"LocalVisBackend"};
+  std::vector<std::string> types;
+  for (const config::Config& backend : cfg.list("visualizer.vis_backends")) {
+    types.push_back(backend.get<std::string>("type"));
+  }
+  return types;
 }
 
 }  // namespace
@@ -160,7 +172,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     std::filesystem::create_directories(s->work_dir);
     io::write_file_atomically(s->work_dir / (name + ".yaml"), cfg.dump_yaml());
   }
-  s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp);
+  s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp, vis_backend_types(cfg));
   s->log->info("ddp3d " + command + ": world size " + std::to_string(s->ctx.world_size) +
                (s->ctx.batch_world_size != s->ctx.world_size
                     ? " (global batch defined at " + std::to_string(s->ctx.batch_world_size) +

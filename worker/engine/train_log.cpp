@@ -127,16 +127,20 @@ std::string format_test_metrics_json(const std::string& config, const std::strin
   return out.str();
 }
 
-TrainLog::TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp)
+TrainLog::TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp,
+                   const std::vector<std::string>& vis_backends)
     : enabled_(enabled) {
   if (!enabled_) return;
-  std::filesystem::create_directories(run_dir / "vis_data");
+  std::filesystem::create_directories(run_dir);
   log_path_ = run_dir / (timestamp + ".log");
   json_path_ = run_dir / "vis_data" / "scalars.json";
   log_.open(log_path_, std::ios::app);
-  json_.open(json_path_, std::ios::app);
-  if (!log_ || !json_) {
+  if (!log_) {
     throw std::runtime_error("cannot write the training logs in " + run_dir.string());
+  }
+  for (const std::string& type : vis_backends) {
+    vis_backends_.push_back(
+        make_vis_backend(type, run_dir, [](const std::string& w) { ddp3d::log::warning(w); }));
   }
 }
 
@@ -160,16 +164,22 @@ void TrainLog::warning(const std::string& line) {
 void TrainLog::iteration(const IterRecord& r) {
   if (!enabled_) return;
   info(format_iter_line(r));
-  json_ << format_iter_json(r) << "\n";
-  json_.flush();
+  for (const auto& backend : vis_backends_) backend->add_train_record(r);
 }
 
 void TrainLog::metrics(const std::string& mode, std::int64_t epoch, std::int64_t iters,
                        std::int64_t global_iter, const std::map<std::string, double>& metrics) {
   if (!enabled_) return;
   info(format_metrics_line(mode, epoch, iters, metrics));
-  json_ << format_metrics_json(epoch, global_iter, metrics) << "\n";
-  json_.flush();
+  for (const auto& backend : vis_backends_) backend->add_metrics(mode, epoch, global_iter, metrics);
+}
+
+void TrainLog::training_starts_at(std::int64_t step) {
+  for (const auto& backend : vis_backends_) backend->training_starts_at(step);
+}
+
+void TrainLog::image(const std::string& tag, std::int64_t step, std::string_view png) {
+  for (const auto& backend : vis_backends_) backend->add_image(tag, step, png);
 }
 
 }  // namespace ddp3d::engine

@@ -1,8 +1,9 @@
 // Training logs in mmengine's formats: the human line
 //   Epoch(train)  [3][ 50/500]  lr: 1.0000e-03  eta: 0:01:02  time: 0.1234  data_time: 0.0012 loss:
 //   0.5678
-// on stderr and in <work_dir>/<timestamp>/<timestamp>.log, and one JSON object per logged
-// iteration in <work_dir>/<timestamp>/vis_data/scalars.json. Only rank 0 writes (the others
+// on stderr and in <work_dir>/<timestamp>/<timestamp>.log, and the logged scalars to the
+// visualization backends (vis_backend.h; by default one JSON object per logged iteration in
+// <work_dir>/<timestamp>/vis_data/scalars.json). Only rank 0 writes (the others
 // construct it disabled). Formatting is pure (format_* functions); TrainLog does the I/O.
 #pragma once
 
@@ -10,9 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "worker/engine/vis_backend.h"
 
 namespace ddp3d::engine {
 
@@ -47,8 +52,11 @@ std::string format_test_metrics_json(const std::string& config, const std::strin
 
 class TrainLog {
  public:
-  // `run_dir`: <work_dir>/<timestamp>; files are created only when `enabled`.
-  TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp);
+  // `run_dir`: <work_dir>/<timestamp>; files are created only when `enabled`. Scalars and
+  // pictures go to the `vis_backends` named (vis_backend.h's types, the config's
+  // visualizer.vis_backends).
+  TrainLog(bool enabled, const std::filesystem::path& run_dir, const std::string& timestamp,
+           const std::vector<std::string>& vis_backends = {"LocalVisBackend"});
   bool enabled() const { return enabled_; }
   // A human line to stderr (through ddp3d::log) and the .log file.
   void info(const std::string& line);
@@ -56,6 +64,10 @@ class TrainLog {
   void iteration(const IterRecord& r);
   void metrics(const std::string& mode, std::int64_t epoch, std::int64_t iters,
                std::int64_t global_iter, const std::map<std::string, double>& metrics);
+  // Training starts (at step 1) or resumes (at the checkpoint's iteration + 1).
+  void training_starts_at(std::int64_t step);
+  // A PNG picture to the backends (TensorBoard's image dashboard, LocalVisBackend's vis_image).
+  void image(const std::string& tag, std::int64_t step, std::string_view png);
   const std::filesystem::path& log_file() const { return log_path_; }
   const std::filesystem::path& scalars_file() const { return json_path_; }
 
@@ -65,7 +77,7 @@ class TrainLog {
   std::filesystem::path log_path_;
   std::filesystem::path json_path_;
   std::ofstream log_;
-  std::ofstream json_;
+  std::vector<std::unique_ptr<VisBackend>> vis_backends_;
 };
 
 }  // namespace ddp3d::engine
