@@ -97,6 +97,12 @@ if ((!slim)) && [[ ! -f "$VENV/.ddp3d-ready" ]]; then
   "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" numpy pyyaml
   touch "$VENV/.ddp3d-ready"
 fi
+# TensorBoard's own reader, for the tests of the TensorBoard event files (checked on its own:
+# venvs made before it was needed already carry the marker above).
+if ((!slim)) && ! "$VENV/bin/python" -c 'import tensorboard' 2>/dev/null; then
+  say "installing tensorboard into $VENV (once per machine)"
+  "$VENV/bin/pip" install -q "tensorboard==2.21.0"
+fi
 
 # 3. Optional (DDP3D_WITH_CUDA=1): the CUDA/NCCL build, with a toolkit assembled from PyPI.
 cuda_args=()
