@@ -43,11 +43,13 @@ std::string timestamp() {
 }
 
 // visualizer.vis_backends' types (the schema checked them); LocalVisBackend alone by default.
-std::vector<std::string> vis_backend_types(const config::Config& cfg) {
+// TensorBoard charts training steps: `test` leaves its event files alone.
+std::vector<std::string> vis_backend_types(const config::Config& cfg, const std::string& command) {
   if (!cfg.has("visualizer.vis_backends")) return {"LocalVisBackend"};
   std::vector<std::string> types;
   for (const config::Config& backend : cfg.list("visualizer.vis_backends")) {
-    types.push_back(backend.get<std::string>("type"));
+    const auto type = backend.get<std::string>("type");
+    if (command == "train" || type != "TensorboardVisBackend") types.push_back(type);
   }
   return types;
 }
@@ -172,7 +174,8 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     std::filesystem::create_directories(s->work_dir);
     io::write_file_atomically(s->work_dir / (name + ".yaml"), cfg.dump_yaml());
   }
-  s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp, vis_backend_types(cfg));
+  s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp,
+                                      vis_backend_types(cfg, command));
   s->log->info("ddp3d " + command + ": world size " + std::to_string(s->ctx.world_size) +
                (s->ctx.batch_world_size != s->ctx.world_size
                     ? " (global batch defined at " + std::to_string(s->ctx.batch_world_size) +
