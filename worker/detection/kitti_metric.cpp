@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include "common/io/atomic_file.h"
@@ -148,6 +149,20 @@ engine::MetricMap KittiMetric::compute_metrics(const std::vector<engine::Sample>
   metrics["KITTI/num_detections"] = static_cast<double>(detections);
   metrics["KITTI/mean_score"] = mean_score;
   return metrics;
+}
+
+std::optional<engine::KeyMetric> KittiMetric::key_metric(const engine::MetricMap& metrics) const {
+  for (const char* ap : {"AP40", "AP11"}) {
+    const std::string overall = std::string("KITTI/Overall_3D_") + ap + "_moderate";
+    if (metrics.contains(overall)) return engine::KeyMetric{overall, true};
+    const std::string suffix = std::string("_3D_") + ap + "_moderate_strict";
+    for (const auto& [name, value] : metrics) {
+      if (name.rfind("KITTI/", 0) == 0 && name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return engine::KeyMetric{name, true};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace ddp3d::detection

@@ -49,6 +49,9 @@ class KittiMetric : public engine::Evaluator {
 
   void process(const engine::Batch& batch, const std::vector<engine::Sample>& predictions) override;
   engine::MetricMap compute_metrics(const std::vector<engine::Sample>& results) override;
+  // 3D AP at moderate difficulty (AP40, else AP11): the class mean when several classes are
+  // evaluated, else the class's at strict overlap; higher is better.
+  std::optional<engine::KeyMetric> key_metric(const engine::MetricMap& metrics) const override;
   // Bird's-eye views of each frame (detection_pictures.h), the limit range drawn.
   bool can_draw() const override { return true; }
   void draw(const engine::Batch& batch, const std::vector<engine::Sample>& predictions,

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "worker/engine/evaluate.h"
 #include "worker/engine/output_dir.h"
 #include "worker/engine/registry.h"
+#include "worker/engine/run_summary.h"
 #include "worker/engine/runner.h"
 #include "worker/engine/runner_options.h"
 #include "worker/engine/session.h"
@@ -184,8 +186,15 @@ int run_test(int argc, char** argv) {
     loader.section = "test_dataloader";
     loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
     loader.num_workers = cfg.get_or<int>("test_dataloader.num_workers", 0);
+    const auto start = std::chrono::steady_clock::now();
     const MetricMap metrics =
         evaluate(*model, *data, loader, *evaluator, session->ctx, draw ? &*draw : nullptr);
+    RunSummary summary;
+    summary.mode = "test";
+    summary.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.samples = data->size();
+    summary.metrics = metrics;
     if (draw) session->log->info("pictures of the predictions in " + draw->dir.string());
     const std::int64_t per_rank =
         (data->size() + session->ctx.world_size - 1) / session->ctx.world_size;
@@ -195,7 +204,8 @@ int run_test(int argc, char** argv) {
       const std::filesystem::path out = session->work_dir / "test_metrics.json";
       write_file_atomically(
           out, format_test_metrics_json(args.config, args.checkpoint, session->ctx.world_size,
-                                        data->size(), metrics));
+                                        data->size(), summary.wall_seconds, metrics));
+      for (const std::string& line : format_run_summary(summary)) session->log->info(line);
       session->log->info("wrote " + out.string());
     }
     if (session->pg) session->pg->finish();  // the heartbeat leaves in order

@@ -6,15 +6,14 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "worker/engine/metric_map.h"
 #include "worker/engine/sample.h"
 
 namespace ddp3d::engine {
-
-using MetricMap = std::map<std::string, double>;
 
 // Pictures of predictions (`ddp3d test --show-dir DIR`), as mmdet3d's test.py --show-dir.
 struct DrawOptions {
@@ -31,6 +30,12 @@ class Evaluator {
   virtual void process(const Batch& batch, const std::vector<Sample>& predictions) = 0;
   // Metrics over all records of the dataset (every rank's), e.g. {"mAP_3d_moderate": 71.3}.
   virtual MetricMap compute_metrics(const std::vector<Sample>& results) = 0;
+
+  // Which of `metrics` (a compute_metrics result) ranks evaluations against each other; none
+  // by default.
+  virtual std::optional<KeyMetric> key_metric(const MetricMap& /*metrics*/) const {
+    return std::nullopt;
+  }
 
   // Whether draw() makes pictures of this evaluator's task; false by default.
   virtual bool can_draw() const { return false; }

@@ -17,6 +17,7 @@
 #include "worker/engine/hooks/logger_hook.h"
 #include "worker/engine/hooks/param_scheduler_hook.h"
 #include "worker/engine/hooks/preemption_hook.h"
+#include "worker/engine/hooks/run_summary_hook.h"
 #include "worker/engine/hooks/sample_trace_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
 #include "worker/engine/optim_wrapper.h"
@@ -173,6 +174,10 @@ TrainOutcome Runner::train() {
   if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')
     loop.add_hook(std::make_shared<SampleTraceHook>(trace, ctx_.rank), HookPriority::kLow);
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
+  // Last at every point: its after_train sees the final checkpoint written.
+  loop.add_hook(std::make_shared<RunSummaryHook>(log_, val_evaluator_.get(),
+                                                 options_.work_dir / "train_summary.json"),
+                HookPriority::kLowest);
   loop.set_pending_signal(pending_signal_);
   loop.run();
   return preemption_->stopped_by() != 0 ? TrainOutcome::kPreempted : TrainOutcome::kFinished;

@@ -35,6 +35,12 @@ std::string json_number(double v) {
 std::string json_key(const std::string& k) {
   std::string out = "\"";
   for (char c : k) {
+    if (static_cast<unsigned char>(c) < 0x20) {  // a newline in a path must not break the JSON
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -111,11 +117,14 @@ std::string format_metrics_json(std::int64_t epoch, std::int64_t global_iter,
 }
 
 std::string format_test_metrics_json(const std::string& config, const std::string& checkpoint,
-                                     int world_size, std::int64_t samples,
+                                     int world_size, std::int64_t samples, double wall_seconds,
                                      const std::map<std::string, double>& metrics) {
   std::ostringstream out;
   out << "{\"config\": " << json_key(config) << ", \"checkpoint\": " << json_key(checkpoint)
-      << ", \"world_size\": " << world_size << ", \"samples\": " << samples << ", \"metrics\": {";
+      << ", \"world_size\": " << world_size << ", \"samples\": " << samples
+      << ", \"wall_time_s\": " << json_number(wall_seconds) << ", \"samples_per_s\": "
+      << json_number(wall_seconds > 0 ? static_cast<double>(samples) / wall_seconds : 0.0)
+      << ", \"metrics\": {";
   const char* sep = "";
   for (const auto& [name, value] : metrics) {
     char buf[40];

@@ -44,10 +44,11 @@ std::string format_metrics_line(const std::string& mode, std::int64_t epoch, std
                                 const std::map<std::string, double>& metrics);
 std::string format_metrics_json(std::int64_t epoch, std::int64_t global_iter,
                                 const std::map<std::string, double>& metrics);
-// The file `ddp3d test` leaves in the work dir (test_metrics.json): what was evaluated and the
-// metrics, values with 17 significant digits so they compare exactly.
+// The file `ddp3d test` leaves in the work dir (test_metrics.json): what was evaluated, how
+// long the evaluation took (wall_time_s, samples_per_s) and the metrics, values with 17
+// significant digits so they compare exactly.
 std::string format_test_metrics_json(const std::string& config, const std::string& checkpoint,
-                                     int world_size, std::int64_t samples,
+                                     int world_size, std::int64_t samples, double wall_seconds,
                                      const std::map<std::string, double>& metrics);
 
 class TrainLog {

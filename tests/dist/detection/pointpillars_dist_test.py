@@ -110,6 +110,19 @@ class PointPillarsDist(unittest.TestCase):
         self.assertEqual(len(val), 1, records)
         self.assertEqual(val[0]["epoch"], EPOCHS)
 
+        # The end-of-run summary: the one validation is the best, by Car 3D AP at moderate.
+        self.assertIn("Summary: train finished at epoch %d" % EPOCHS, out)
+        with open(os.path.join(train_dir, "train_summary.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["key_metric"]["name"], "KITTI/Car_3D_AP40_moderate_strict")
+        self.assertEqual(summary["best"]["epoch"], EPOCHS, summary)
+        self.assertGreater(summary["samples_per_s"], 0)
+        self.assertEqual(summary["samples"], summary["iters"] * 2 * 2)  # 2 ranks x batch 2
+        for name, value in val[0].items():
+            if name.startswith("KITTI/"):
+                self.assertAlmostEqual(summary["metrics"][name], value,
+                                       delta=1e-8 * max(1.0, abs(value)), msg=name)
+
         checkpoint = os.path.join(train_dir, "epoch_%d.pth" % EPOCHS)
         self.assertTrue(os.path.exists(checkpoint), os.listdir(train_dir))
         test_dir = os.path.join(self.tmp, "test")
@@ -127,6 +140,15 @@ class PointPillarsDist(unittest.TestCase):
         self.assertGreater(metrics["KITTI/num_detections"], 0)
         self.assertGreater(metrics["KITTI/mean_score"], 0)
         self.assertIn("KITTI/Car_BEV_AP40_moderate_strict", metrics)
+        self.assertGreater(tested["wall_time_s"], 0)
+        self.assertAlmostEqual(tested["samples_per_s"], 4 / tested["wall_time_s"], delta=1e-6)
+        # The summary's AP table: the strict moderate values, two decimals.
+        self.assertIn("Summary: test 4 samples in", out)
+        rows = {line.split(" - ")[-1].split()[1]: line.split()[-3:] for line in out.splitlines()
+                if " - " in line and line.split(" - ")[-1].startswith("  Car ")}
+        self.assertLessEqual({"3D", "BEV"}, set(rows), out[-3000:])
+        for kind in ("3D", "BEV"):
+            self.assertEqual(rows[kind][1], "%.2f" % metrics["KITTI/Car_%s_AP40_moderate_strict" % kind])
         # The training log keeps 10 significant digits.
         for name, value in val[0].items():
             if name.startswith("KITTI/"):

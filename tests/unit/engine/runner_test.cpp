@@ -8,9 +8,13 @@
 #include <torch/utils.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
+#include <string>
 
+#include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
 
@@ -169,6 +173,41 @@ TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
     ++records;
   }
   EXPECT_EQ(records, 8);  // 2 epochs x 8 iterations, every 2nd logged
+}
+
+// The end of training: train_summary.json names the validation with the lowest mse (the toy
+// metric's key) among those in scalars.json, and counts every sample trained.
+TEST_F(RunnerTest, SummaryNamesTheBestValidationAndCountsSamples) {
+  RunnerOptions o = base_options(dir_);
+  o.max_epochs = 4;
+  o.val_loader = LoaderSpec{};
+  o.val_loader->batch_size = 16;
+  SyntheticRegressionOptions d;
+  d.num_samples = 64;
+  auto data = std::make_shared<SyntheticRegression>(d);
+  {
+    TrainLog log(true, dir_ / "run", "x");
+    Runner runner(o, RunContext{}, fresh_model(), data, data, std::make_shared<RegressionMetric>(),
+                  log);
+    runner.train();
+  }
+  std::ifstream scalars(dir_ / "run" / "vis_data" / "scalars.json");
+  std::vector<double> mse;
+  for (std::string line; std::getline(scalars, line);) {
+    const auto at = line.find("\"mse\": ");
+    if (at != std::string::npos) mse.push_back(std::stod(line.substr(at + 7)));
+  }
+  ASSERT_EQ(mse.size(), 4U);
+  const auto best = std::min_element(mse.begin(), mse.end()) - mse.begin() + 1;
+  std::ifstream in(dir_ / "train_summary.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"samples\": 256,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"epochs\": 4, \"iters\": 32"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"key_metric\": {\"name\": \"mse\", \"greater_is_better\": false}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"best\": {\"epoch\": " + std::to_string(best) + ","), std::string::npos)
+      << json << " mse per epoch: " << ::testing::PrintToString(mse);
 }
 
 // Records what the runner reports, as the Prometheus telemetry would receive it.

@@ -35,4 +35,9 @@ MetricMap RegressionMetric::compute_metrics(const std::vector<Sample>& results) 
           {"count", static_cast<double>(results.size())}};
 }
 
+std::optional<KeyMetric> RegressionMetric::key_metric(const MetricMap& metrics) const {
+  if (!metrics.contains("mse")) return std::nullopt;
+  return KeyMetric{"mse", false};
+}
+
 }  // namespace ddp3d::engine

@@ -11,6 +11,8 @@ class RegressionMetric : public Evaluator {
   void process(const Batch& batch, const std::vector<Sample>& predictions) override;
   // {"mse": ..., "mae": ..., "count": n}; throws std::invalid_argument on no results.
   MetricMap compute_metrics(const std::vector<Sample>& results) override;
+  // mse, lower is better.
+  std::optional<KeyMetric> key_metric(const MetricMap& metrics) const override;
 };
 
 }  // namespace ddp3d::engine
