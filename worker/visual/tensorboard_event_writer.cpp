@@ -132,10 +132,16 @@ void TensorboardEventWriter::add_session_start(std::int64_t step) {
 void TensorboardEventWriter::write_event(const std::string& serialized_event) {
   // Opened per record (a few per logging interval): each record reaches the file as a whole
   // before the next, and a file removed or a disk freed meanwhile is written again.
+  std::error_code size_error;
+  const std::uintmax_t size_before = std::filesystem::file_size(path_, size_error);
   std::ofstream out(path_, std::ios::binary | std::ios::app);
   out << frame_tfrecord(serialized_event);
   out.flush();
   if (!out.good()) {
+    out.close();
+    // A record written in part (the disk filled mid-record) would end the file for every
+    // reader, later records included: cut it off.
+    if (!size_error) std::filesystem::resize_file(path_, size_before, size_error);
     if (!failing_ && warn_) {
       warn_("cannot write to the TensorBoard event file " + path_.string() +
             "; its charts miss this record (training continues)");

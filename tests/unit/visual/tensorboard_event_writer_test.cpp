@@ -1,7 +1,11 @@
 #include "worker/visual/tensorboard_event_writer.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -172,6 +176,39 @@ TEST_F(EventWriterTest, AFailingWriteWarnsOnceAndDoesNotThrow) {
   for (int step = 1; step <= 3; ++step) EXPECT_NO_THROW(writer.add_scalars({{"a", 1.0}}, step));
   ASSERT_EQ(warnings.size(), 1U);
   EXPECT_NE(warnings[0].find("cannot write to the TensorBoard event file"), std::string::npos);
+}
+
+TEST_F(EventWriterTest, ARecordCutShortByAFullDiskIsRemovedAndLaterRecordsStayReadable) {
+  // A file size limit stands in for a full disk: the image's record is written in part. In a
+  // child process, so the limit stays there.
+  TensorboardEventWriter writer(dir_, nullptr);
+  const auto header_size = static_cast<rlim_t>(std::filesystem::file_size(writer.file()));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails instead of killing
+    const rlimit limit{header_size + 150, header_size + 150};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(2);
+    int warnings = 0;
+    TensorboardEventWriter limited(dir_ / "limited", [&](const std::string&) { ++warnings; });
+    limited.add_scalars({{"a", 1.0}}, 1);
+    limited.add_image("big", 2, encode_png(RgbImage(64, 64, {1, 2, 3})));
+    limited.add_scalars({{"a", 3.0}}, 3);
+    std::ifstream in(limited.file(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    try {
+      const std::vector<std::string> records = read_tfrecords(bytes.str());
+      _exit(records.size() == 3 && warnings == 1 ? 0 : 3);
+    } catch (const std::exception&) {
+      _exit(4);  // the cut record is still there
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: setrlimit failed, 3: wrong records or warnings, 4: "
+                                       "the partial record is still in the file";
 }
 
 TEST_F(EventWriterTest, AnUncreatableDirectoryIsAnErrorNamingIt) {
