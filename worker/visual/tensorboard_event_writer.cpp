@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 
 #include "worker/visual/tensorboard_event.pb.h"
@@ -37,6 +39,29 @@ pb::Event event_at(std::int64_t step) {
   event.set_wall_time(wall_time());
   event.set_step(step);
   return event;
+}
+
+// TensorBoard reads a directory's event files in name order, and a session start drops the
+// steps of the files read before it: a new file must sort after every existing one, also when
+// a run restarts within the second its predecessor started (names differing only in the pid
+// would sort by its digits). One more than the newest <secs> among existing files, else 0.
+long long after_newest(const std::filesystem::path& log_dir) {
+  static constexpr std::string_view kPrefix = "events.out.tfevents.";
+  long long newest = -1;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(log_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    const std::size_t end_of_secs = name.find('.', kPrefix.size());
+    const std::string secs = name.substr(kPrefix.size(), end_of_secs - kPrefix.size());
+    if (secs.empty() || secs.size() > 12 ||
+        secs.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    newest = std::max(newest, std::stoll(secs));
+  }
+  return newest + 1;
 }
 
 }  // namespace
@@ -83,7 +108,7 @@ TensorboardEventWriter::TensorboardEventWriter(const std::filesystem::path& log_
   static std::atomic<int> counter{0};
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);
-  const auto seconds = static_cast<long long>(wall_time());
+  const long long seconds = std::max(static_cast<long long>(wall_time()), after_newest(log_dir));
   path_ = log_dir / ("events.out.tfevents." + std::to_string(seconds) + "." + host_name() + "." +
                      std::to_string(getpid()) + "." + std::to_string(counter++));
   {

@@ -1,9 +1,10 @@
 // Writes TensorBoard event files (what tf.summary and torch.utils.tensorboard write): a new
-// events.out.tfevents.<seconds>.<host>.<pid>.<n> in `log_dir` per writer, starting with the
-// file_version event, then scalar and image summaries and session starts, each record written
-// and flushed before the call returns, so a crash loses nothing already logged. Failing writes (a
-// full disk, a removed directory) are reported to `warn` once per failing streak and never thrown:
-// training must not stop because its charts cannot be written.
+// events.out.tfevents.<seconds>.<host>.<pid>.<n> in `log_dir` per writer (<seconds> moved past
+// the newest existing file's, so the new file sorts last), starting with the file_version event,
+// then scalar and image summaries and session starts, each record written and flushed before the
+// call returns, so a crash loses nothing already logged. Failing writes (a full disk, a removed
+// directory) are reported to `warn` once per failing streak and never thrown: training must not
+// stop because its charts cannot be written.
 #pragma once
 
 #include <cstdint>

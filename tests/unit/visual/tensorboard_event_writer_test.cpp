@@ -158,6 +158,19 @@ TEST_F(EventWriterTest, EveryWriterGetsItsOwnFileInTheSameDirectory) {
   EXPECT_EQ(a.file().parent_path(), b.file().parent_path());
 }
 
+TEST_F(EventWriterTest, ANewFileSortsAfterEveryExistingOneWhateverTheClock) {
+  // TensorBoard reads the files in name order: a later file named by an earlier second, or by
+  // the same second and a smaller pid, would be read first and its session start purge nothing.
+  std::filesystem::create_directories(dir_);
+  const std::string future = "events.out.tfevents.4000000000.host.99999.0";
+  std::ofstream(dir_ / future) << "";
+  std::ofstream(dir_ / "events.out.tfevents.garbage") << "";
+  TensorboardEventWriter writer(dir_, nullptr);
+  EXPECT_GT(writer.file().filename().string(), future);
+  EXPECT_EQ(writer.file().filename().string().rfind("events.out.tfevents.4000000001.", 0), 0U)
+      << writer.file();
+}
+
 TEST_F(EventWriterTest, ANonPngImageIsRefusedAndTheFileStaysReadable) {
   TensorboardEventWriter writer(dir_, nullptr);
   EXPECT_THROW(writer.add_image("x", 1, "not a png"), std::invalid_argument);
