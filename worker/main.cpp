@@ -20,7 +20,8 @@ constexpr const char* kUsage =
     "  test        evaluate a checkpoint (ddp3d test CONFIG CHECKPOINT ...)\n"
     "  launch      start one process per local rank (torch.distributed.launch)\n"
     "  check-dist  join the process group and verify an all-reduce\n"
-    "  data        dataset tools: synth-kitti (synthetic KITTI-layout data), create-gt-db\n";
+    "  data        dataset tools: synth-kitti (synthetic KITTI-layout data), create-gt-db,\n"
+    "              browse (pictures of the training data)\n";
 
 // Training allocates and frees the same large activations every iteration. glibc serves blocks
 // above its mmap threshold (at most 32 MiB) with fresh mmaps and trims freed heap back to the
@@ -36,7 +37,7 @@ void keep_large_allocations_in_the_heap() {
 
 int main(int argc, char** argv) {
   const std::string_view command = argc >= 2 ? argv[1] : "";
-  if (command == "train" || command == "test") {
+  if (command == "train" || command == "test" || command == "data") {
     keep_large_allocations_in_the_heap();
     ddp3d::components::register_builtin_components();
   }

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/parse_number.h"
+#include "worker/cli/browse_command.h"
 #include "worker/data/gt_database.h"
 #include "worker/data/synthetic_kitti.h"
 
@@ -23,7 +24,9 @@ constexpr const char* kUsage =
     "  writes OUT/training/{velodyne,label_2,calib} and OUT/ImageSets/{train,val,trainval}.txt\n"
     "usage: ddp3d data create-gt-db DATA_ROOT [--split train] [--classes Car,Pedestrian,Cyclist]\n"
     "  writes DATA_ROOT/kitti_gt_database/*.bin and DATA_ROOT/kitti_dbinfos_<split>.tsv, the\n"
-    "  objects ObjectSample pastes\n";
+    "  objects ObjectSample pastes\n"
+    "usage: ddp3d data browse CONFIG --out DIR [--count N] [--augmented] [--seed S]\n"
+    "  pictures of the training data as the train pipeline makes it (ddp3d data browse --help)\n";
 
 int run_create_gt_db(int argc, char** argv) {
   if (argc < 3) {
@@ -65,6 +68,7 @@ int run_create_gt_db(int argc, char** argv) {
 
 int run_data(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "create-gt-db") return run_create_gt_db(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "browse") return run_browse(argc - 2, argv + 2);
   if (argc < 3 || std::string(argv[1]) != "synth-kitti") {
     std::cerr << kUsage;
     return 2;

@@ -120,4 +120,36 @@ int write_detection_pictures(const engine::Batch& batch,
   return written;
 }
 
+int write_training_sample_picture(const engine::Sample& sample, const std::filesystem::path& file,
+                                  const std::array<double, 6>& range,
+                                  const std::vector<std::string>& classes,
+                                  const std::string& title) {
+  visual::BevScene scene;
+  scene.points = bev_points(sample.tensor("points"));
+  if (sample.tensors.contains("gt_bboxes_3d")) {
+    const at::Tensor b =
+        sample.tensor("gt_bboxes_3d").to(at::kCPU, at::kDouble).contiguous().view({-1, 7});
+    const at::Tensor l = sample.tensor("gt_labels_3d").to(at::kCPU, at::kLong).contiguous();
+    if (l.numel() != b.size(0)) {
+      throw std::invalid_argument("a sample of " + std::to_string(b.size(0)) + " boxes with " +
+                                  std::to_string(l.numel()) + " labels");
+    }
+    const auto ba = b.accessor<double, 2>();
+    const std::int64_t* lp = l.data_ptr<std::int64_t>();
+    for (std::int64_t k = 0; k < b.size(0); ++k) {
+      scene.ground_truth.push_back(
+          {ba[k][0], ba[k][1], ba[k][3], ba[k][4], ba[k][6], static_cast<int>(lp[k])});
+    }
+  }
+  scene.class_names = classes;
+  scene.detection_range = range;
+  scene.title = title + "  boxes " + std::to_string(scene.ground_truth.size());
+  visual::BevStyle style;
+  style.z_min = range[2];
+  style.z_max = range[5];
+  const visual::BevView view = visual::BevView::around(range, kMarginMetres, kPixelsPerMetre);
+  io::write_file_atomically(file, visual::encode_png(visual::render_bev(scene, view, style)));
+  return static_cast<int>(scene.ground_truth.size());
+}
+
 }  // namespace ddp3d::detection

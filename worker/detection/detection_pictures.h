@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "worker/engine/evaluator.h"
@@ -18,5 +20,14 @@ int write_detection_pictures(const engine::Batch& batch,
                              const std::vector<engine::Sample>& predictions,
                              const engine::DrawOptions& options,
                              const std::array<double, 6>& range);
+
+// One sample as the training pipeline made it (`ddp3d data browse`): its "points" and, when
+// present, the boxes it trains on ("gt_bboxes_3d" in the lidar frame, "gt_labels_3d"), after
+// every augmentation (GT-database objects included), as `file` (PNG, written atomically).
+// `classes` names the labels. Returns the number of boxes drawn.
+int write_training_sample_picture(const engine::Sample& sample, const std::filesystem::path& file,
+                                  const std::array<double, 6>& range,
+                                  const std::vector<std::string>& classes,
+                                  const std::string& title);
 
 }  // namespace ddp3d::detection

@@ -149,7 +149,26 @@ DetectionPipeline DetectionPipeline::from_config(const config::Config& dataset) 
       throw config::ConfigError(t.origin("type"), key, "unknown transform '" + type + "'");
     }
     p.names_.push_back(type);
-    if (step) p.steps_.push_back(std::move(step));
+    if (step) {
+      p.steps_.push_back(std::move(step));
+      p.step_types_.push_back(type);
+    }
+  }
+  return p;
+}
+
+DetectionPipeline DetectionPipeline::without(const std::set<std::string>& types) const {
+  DetectionPipeline p = *this;
+  p.names_.clear();
+  p.steps_.clear();
+  p.step_types_.clear();
+  for (const std::string& name : names_) {
+    if (!types.contains(name)) p.names_.push_back(name);
+  }
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    if (types.contains(step_types_[i])) continue;
+    p.steps_.push_back(steps_[i]);
+    p.step_types_.push_back(step_types_[i]);
   }
   return p;
 }

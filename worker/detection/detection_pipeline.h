@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ class DetectionPipeline {
   // LoadAnnotations3D present: the sample carries gt_bboxes_3d / gt_labels_3d.
   bool with_annotations() const { return with_annotations_; }
   const std::vector<std::string>& step_names() const { return names_; }
+  // The same pipeline without the steps of the transform types named (e.g. the random
+  // augmentations, for pictures of the data as it is on disk).
+  DetectionPipeline without(const std::set<std::string>& types) const;
 
   void apply(data::DetectionSample& sample, std::mt19937_64& rng) const;
 
@@ -36,6 +40,7 @@ class DetectionPipeline {
   bool with_annotations_ = false;
   std::vector<std::string> names_;
   std::vector<Step> steps_;
+  std::vector<std::string> step_types_;  // the transform type of each step
 };
 
 }  // namespace ddp3d::detection

@@ -29,6 +29,7 @@ class KittiDetectionDataset : public engine::Dataset {
   std::set<std::string> list_fields() const override;
 
   const data::KittiDataset& frames() const { return frames_; }
+  const DetectionPipeline& pipeline() const { return pipeline_; }
 
  private:
   data::KittiDataset frames_;

@@ -21,6 +21,7 @@ class RepeatDataset : public engine::Dataset {
   engine::Batch collate(const std::vector<engine::Sample>& samples) const override {
     return inner_->collate(samples);
   }
+  const std::shared_ptr<const engine::Dataset>& inner() const { return inner_; }
 
  private:
   std::shared_ptr<const engine::Dataset> inner_;
