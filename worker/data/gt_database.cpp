@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/io/atomic_file.h"
 #include "worker/data/point_cloud_file.h"
 #include "worker/data/strict_number.h"
 #include "worker/data/text_file.h"
@@ -60,8 +61,8 @@ std::vector<GtDatabaseEntry> create_gt_database(const std::string& root, const s
       entries.push_back(std::move(e));
     }
   }
-  write_file_atomically((fs::path(root) / ("kitti_dbinfos_" + split + ".tsv")).string(),
-                        format_gt_database(entries));
+  io::write_file_atomically((fs::path(root) / ("kitti_dbinfos_" + split + ".tsv")).string(),
+                            format_gt_database(entries));
   return entries;
 }
 

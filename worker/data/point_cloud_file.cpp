@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/io/atomic_file.h"
 #include "worker/data/text_file.h"
 
 namespace ddp3d::data {
@@ -44,8 +45,8 @@ void write_velodyne(const std::string& path, const at::Tensor& points) {
     throw std::invalid_argument(path + ": points must be [N, 4]");
   }
   const at::Tensor p = points.to(at::kFloat).contiguous();
-  write_file_atomically(path, std::string(reinterpret_cast<const char*>(p.data_ptr<float>()),
-                                          static_cast<std::size_t>(p.numel()) * sizeof(float)));
+  io::write_file_atomically(path, std::string(reinterpret_cast<const char*>(p.data_ptr<float>()),
+                                              static_cast<std::size_t>(p.numel()) * sizeof(float)));
 }
 
 }  // namespace ddp3d::data

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/io/atomic_file.h"
 #include "worker/data/kitti_calib.h"
 #include "worker/data/kitti_label.h"
 #include "worker/data/point_cloud_file.h"
-#include "worker/data/text_file.h"
 
 namespace ddp3d::data {
 
@@ -65,19 +65,19 @@ SynthKittiStats write_synthetic_kitti(const std::string& out_dir, const SynthKit
       stats.pedestrians += o.type == "Pedestrian";
       stats.cyclists += o.type == "Cyclist";
     }
-    write_file_atomically((root / "training/label_2" / (std::string(id) + ".txt")).string(),
-                          format_kitti_labels(labels));
-    write_file_atomically((root / "training/calib" / (std::string(id) + ".txt")).string(),
-                          calib_text);
+    io::write_file_atomically((root / "training/label_2" / (std::string(id) + ".txt")).string(),
+                              format_kitti_labels(labels));
+    io::write_file_atomically((root / "training/calib" / (std::string(id) + ".txt")).string(),
+                              calib_text);
     (i < options.scenes - num_val ? train_ids : val_ids) += std::string(id) + "\n";
     all_ids += std::string(id) + "\n";
     stats.points += scene.num_points();
     ++stats.scenes;
     if (progress) progress(i + 1);
   }
-  write_file_atomically((root / "ImageSets/train.txt").string(), train_ids);
-  write_file_atomically((root / "ImageSets/val.txt").string(), val_ids);
-  write_file_atomically((root / "ImageSets/trainval.txt").string(), all_ids);
+  io::write_file_atomically((root / "ImageSets/train.txt").string(), train_ids);
+  io::write_file_atomically((root / "ImageSets/val.txt").string(), val_ids);
+  io::write_file_atomically((root / "ImageSets/trainval.txt").string(), all_ids);
   return stats;
 }
 

@@ -8,8 +8,4 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes, std::str
   return io::read_regular_file(path, max_bytes, what);
 }
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  io::write_file_atomically(path, contents);
-}
-
 }  // namespace ddp3d::data

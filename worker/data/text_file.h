@@ -20,8 +20,5 @@ inline constexpr std::uint64_t kMaxGtIndexBytes = 1 * io::kGiB;
 // Throws ddp3d::io::FileError (a std::runtime_error) naming the path when the file cannot be
 // read, is not a regular file or is over `max_bytes`; `what` names the kind of file.
 std::string read_file(const std::string& path, std::uint64_t max_bytes, std::string_view what);
-// Writes via a temporary file, checked writes and close, fsync and rename, so readers never see
-// half a file and a full disk leaves no empty file in place.
-void write_file_atomically(const std::string& path, const std::string& contents);
 
 }  // namespace ddp3d::data

@@ -63,10 +63,6 @@ std::optional<std::pair<int, long long>> parse_checkpoint_name(std::string_view 
 
 }  // namespace
 
-void write_file_atomically(const fs::path& path, const std::string& bytes) {
-  io::write_file_atomically(path, bytes);
-}
-
 std::uint32_t crc32(const void* data, std::size_t size) {
   // Reflected CRC-32 (polynomial 0xEDB88320), the one zlib and zip use.
   static const std::array<std::uint32_t, 256> table = [] {
@@ -90,7 +86,7 @@ void write_checkpoint_file(const fs::path& path, const std::string& payload) {
   put_le(bytes, payload.size(), 8);
   bytes += payload;
   put_le(bytes, crc32(payload.data(), payload.size()), 4);
-  write_file_atomically(path, bytes);
+  io::write_file_atomically(path, bytes);
 }
 
 std::string read_checkpoint_file(const fs::path& path) {
@@ -157,7 +153,7 @@ std::vector<fs::path> remove_old_checkpoints(const fs::path& dir, int keep,
 }
 
 void write_last_checkpoint(const fs::path& dir, const fs::path& checkpoint) {
-  write_file_atomically(dir / "last_checkpoint", checkpoint.string());
+  io::write_file_atomically(dir / "last_checkpoint", checkpoint.string());
 }
 
 }  // namespace ddp3d::engine

@@ -28,9 +28,6 @@ std::uint32_t crc32(const void* data, std::size_t size);
 // naming the path on I/O failure.
 void write_checkpoint_file(const std::filesystem::path& path, const std::string& payload);
 
-// The same for any file: temp file in the same directory, fsync, rename, fsync the directory.
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
-
 // Checkpoints larger than this are refused before a byte is read (a PointPillars checkpoint
 // is ~60 MB; a sparse or runaway file must not be loaded into memory).
 inline constexpr std::uint64_t kMaxCheckpointBytes = 16ULL * 1024 * 1024 * 1024;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "common/exit_codes.h"
+#include "common/io/atomic_file.h"
 #include "common/log.h"
 #include "worker/config/config.h"
 #include "worker/dist/dist_env.h"
@@ -202,7 +203,7 @@ int run_test(int argc, char** argv) {
                           metrics);
     if (session->ctx.rank == 0) {
       const std::filesystem::path out = session->work_dir / "test_metrics.json";
-      write_file_atomically(
+      io::write_file_atomically(
           out, format_test_metrics_json(args.config, args.checkpoint, session->ctx.world_size,
                                         data->size(), summary.wall_seconds, metrics));
       for (const std::string& line : format_run_summary(summary)) session->log->info(line);

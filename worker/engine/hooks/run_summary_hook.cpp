@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "worker/engine/checkpoint_file.h"
+#include "common/io/atomic_file.h"
 
 namespace ddp3d::engine {
 
@@ -40,7 +40,7 @@ void RunSummaryHook::after_train(LoopContext& loop) {
   for (const std::string& line : format_run_summary(summary_)) log_.info(line);
   if (json_path_.empty()) return;
   try {
-    write_file_atomically(json_path_, format_run_summary_json(summary_));
+    io::write_file_atomically(json_path_, format_run_summary_json(summary_));
   } catch (const std::exception& e) {
     // The run's checkpoints are safe; a summary that cannot be written is not worth failing.
     log_.warning("the run summary was not written: " + std::string(e.what()));
