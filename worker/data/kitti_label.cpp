@@ -74,20 +74,28 @@ std::vector<KittiObject> read_kitti_labels(const std::string& path) {
   return parse_kitti_labels(read_file(path, kMaxLabelBytes, "KITTI label file"), path);
 }
 
-std::string format_kitti_labels(const std::vector<KittiObject>& objects) {
+std::string format_kitti_labels(const std::vector<KittiObject>& objects, KittiLabelStyle style) {
+  const bool result = style == KittiLabelStyle::kResult;
+  const int decimals = result ? 4 : 2;
   std::string out;
   char buf[512];
-  for (const auto& o : objects) {
-    int n = std::snprintf(buf, sizeof(buf),
-                          "%s %.2f %d %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f",
-                          o.type.c_str(), o.truncated, o.occluded, o.alpha, o.bbox[0], o.bbox[1],
-                          o.bbox[2], o.bbox[3], o.dimensions[0], o.dimensions[1], o.dimensions[2],
-                          o.location[0], o.location[1], o.location[2], o.rotation_y);
+  auto append = [&](const char* format, auto... values) {
+    const int n = std::snprintf(buf, sizeof(buf), format, values...);
     out.append(buf, static_cast<std::size_t>(n));
-    if (o.has_score) {
-      n = std::snprintf(buf, sizeof(buf), " %.4f", o.score);
-      out.append(buf, static_cast<std::size_t>(n));
+  };
+  for (const auto& o : objects) {
+    out += o.type;
+    if (result) {
+      out += " -1 -1";
+    } else {
+      append(" %.2f %d", o.truncated, o.occluded);
     }
+    for (const double v :
+         {o.alpha, o.bbox[0], o.bbox[1], o.bbox[2], o.bbox[3], o.dimensions[0], o.dimensions[1],
+          o.dimensions[2], o.location[0], o.location[1], o.location[2], o.rotation_y}) {
+      append(" %.*f", decimals, v);
+    }
+    if (o.has_score) append(" %.4f", o.score);
     out += '\n';
   }
   return out;

@@ -26,7 +26,12 @@ struct KittiObject {
 // fields, got 9".
 std::vector<KittiObject> parse_kitti_labels(const std::string& text, const std::string& path);
 std::vector<KittiObject> read_kitti_labels(const std::string& path);
-// One line per object, KITTI's number format; scores are written when has_score is set.
-std::string format_kitti_labels(const std::vector<KittiObject>& objects);
+// How a label line is written: kLabel as the devkit's label_2 files (two decimals, truncated
+// and occluded as given), kResult as the KITTI server's result files (truncated and occluded
+// -1, four decimals, what mmdet3d's format_only writes).
+enum class KittiLabelStyle { kLabel, kResult };
+// One line per object; scores are written when has_score is set.
+std::string format_kitti_labels(const std::vector<KittiObject>& objects,
+                                KittiLabelStyle style = KittiLabelStyle::kLabel);
 
 }  // namespace ddp3d::data

@@ -48,12 +48,7 @@ std::vector<visual::BevBox> ground_truth(const at::Tensor& packed, const std::st
   std::vector<visual::BevBox> out;
   for (const eval::EvalObject& e : unpack_objects(packed.to(at::kCPU), types)) {
     if (e.type == "DontCare") continue;
-    data::KittiObject o;
-    o.type = e.type;
-    o.dimensions = e.dimensions;
-    o.location = e.location;
-    o.rotation_y = e.rotation_y;
-    const data::LidarBox b = data::lidar_box_from_kitti(o, calib);
+    const data::LidarBox b = data::lidar_box_from_kitti(to_kitti_object(e, false), calib);
     out.push_back({b.x, b.y, b.l, b.w, b.yaw, 0});
   }
   return out;

@@ -66,6 +66,35 @@ std::vector<eval::EvalObject> unpack_objects(const at::Tensor& packed, const std
   return out;
 }
 
+eval::EvalObject to_eval_object(const data::KittiObject& object) {
+  eval::EvalObject e;
+  e.type = object.type;
+  e.truncated = object.truncated;
+  e.occluded = object.occluded;
+  e.alpha = object.alpha;
+  e.bbox = object.bbox;
+  e.dimensions = object.dimensions;
+  e.location = object.location;
+  e.rotation_y = object.rotation_y;
+  e.score = object.has_score ? object.score : 0.0;
+  return e;
+}
+
+data::KittiObject to_kitti_object(const eval::EvalObject& object, bool with_score) {
+  data::KittiObject o;
+  o.type = object.type;
+  o.truncated = object.truncated;
+  o.occluded = object.occluded;
+  o.alpha = object.alpha;
+  o.bbox = object.bbox;
+  o.dimensions = object.dimensions;
+  o.location = object.location;
+  o.rotation_y = object.rotation_y;
+  o.score = object.score;
+  o.has_score = with_score;
+  return o;
+}
+
 at::Tensor pack_calib(const data::KittiCalib& calib) {
   at::Tensor out = at::zeros({kCalibWidth}, at::kDouble);
   double* d = out.data_ptr<double>();

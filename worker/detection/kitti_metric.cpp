@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -50,13 +49,8 @@ std::vector<eval::EvalObject> detections_to_kitti(const at::Tensor& boxes, const
     const auto image_box = eval::project_box_to_image(o.location, o.dimensions, o.rotation_y, p2,
                                                       data::kImageWidth, data::kImageHeight);
     if (!image_box) continue;
-    eval::EvalObject e;
-    e.type = o.type;
-    e.alpha = o.alpha;
+    eval::EvalObject e = to_eval_object(o);
     e.bbox = *image_box;
-    e.dimensions = o.dimensions;
-    e.location = o.location;
-    e.rotation_y = o.rotation_y;
     e.score = sa[k];
     out.push_back(std::move(e));
   }
@@ -87,18 +81,11 @@ void write_kitti_submission(const std::filesystem::path& dir, const std::string&
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw std::runtime_error("submission_prefix " + dir.string() + ": " + ec.message());
-  std::string text;
-  char line[512];
-  for (const eval::EvalObject& d : detections) {
-    const int n =
-        std::snprintf(line, sizeof line,
-                      "%s -1 -1 %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f %.4f\n",
-                      d.type.c_str(), d.alpha, d.bbox[0], d.bbox[1], d.bbox[2], d.bbox[3],
-                      d.dimensions[0], d.dimensions[1], d.dimensions[2], d.location[0],
-                      d.location[1], d.location[2], d.rotation_y, d.score);
-    text.append(line, static_cast<std::size_t>(n));
-  }
-  io::write_file_atomically(dir / (frame_id + ".txt"), text);
+  std::vector<data::KittiObject> objects;
+  objects.reserve(detections.size());
+  for (const eval::EvalObject& d : detections) objects.push_back(to_kitti_object(d, true));
+  io::write_file_atomically(dir / (frame_id + ".txt"),
+                            data::format_kitti_labels(objects, data::KittiLabelStyle::kResult));
 }
 
 void KittiMetric::draw(const engine::Batch& batch, const std::vector<engine::Sample>& predictions,

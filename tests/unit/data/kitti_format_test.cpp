@@ -69,6 +69,30 @@ TEST(KittiLabel, ParsesFormatsAndNamesBadLines) {
             std::string::npos);
 }
 
+TEST(KittiLabel, LabelAndResultStylesWriteTheDevkitsLines) {
+  KittiObject o;
+  o.type = "Car";
+  o.truncated = 0.5;
+  o.occluded = 2;
+  o.alpha = -1.23456;
+  o.bbox = {100, 150.5, 200.25, 250.126};
+  o.dimensions = {1.5, 1.6, 3.9};
+  o.location = {1, 2, 30.12346};
+  o.rotation_y = 0.1;
+  EXPECT_EQ(format_kitti_labels({o}),
+            "Car 0.50 2 -1.23 100.00 150.50 200.25 250.13 1.50 1.60 3.90 1.00 2.00 30.12 0.10\n");
+  o.has_score = true;
+  o.score = 0.87654;
+  EXPECT_EQ(format_kitti_labels({o}, KittiLabelStyle::kResult),
+            "Car -1 -1 -1.2346 100.0000 150.5000 200.2500 250.1260 1.5000 1.6000 3.9000 1.0000 "
+            "2.0000 30.1235 0.1000 0.8765\n");
+  const auto back = parse_kitti_labels(format_kitti_labels({o, o}, KittiLabelStyle::kResult), "r");
+  ASSERT_EQ(back.size(), 2U);
+  EXPECT_EQ(back[0].truncated, -1);
+  EXPECT_EQ(back[0].occluded, -1);
+  EXPECT_DOUBLE_EQ(back[0].score, 0.8765);
+}
+
 TEST(LidarBox, KittiRoundTripAndYawConvention) {
   const KittiCalib c = typical_kitti_calib();
   const LidarBox box{20.0, 4.0, -1.7, 4.0, 1.6, 1.5, 0.3};

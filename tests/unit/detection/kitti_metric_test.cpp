@@ -165,17 +165,7 @@ TEST(KittiMetric, SubmissionFilesReadBackScoreTheSameAp) {
       EXPECT_TRUE(o.has_score);
       EXPECT_EQ(o.truncated, -1);
       EXPECT_EQ(o.occluded, -1);
-      eval::EvalObject e;
-      e.type = o.type;
-      e.truncated = o.truncated;
-      e.occluded = o.occluded;
-      e.alpha = o.alpha;
-      e.bbox = o.bbox;
-      e.dimensions = o.dimensions;
-      e.location = o.location;
-      e.rotation_y = o.rotation_y;
-      e.score = o.score;
-      f.detections.push_back(e);
+      f.detections.push_back(to_eval_object(o));
     }
     if (i == 7) {
       EXPECT_TRUE(f.detections.empty()) << "a frame without detections: an empty file";
