@@ -276,6 +276,20 @@ S hook(const char* type, std::vector<Field> fields) {
   return S::map(std::move(fields)).def_empty_map();
 }
 
+// mmdet3d's Det3DVisualizationHook, during training's validation (val_pictures_hook.h).
+S visualization_hook() {
+  return hook("Det3DVisualizationHook",
+              {{"draw", S::boolean().def(false).doc(
+                            "after each validation, bird's-eye views of validation frames to "
+                            "the visualization backends (TensorBoard images val/bev/<frame>, "
+                            "vis_data/vis_image/)")},
+               {"frames", S::integer().min(1).def(8).doc(
+                              "the frames with a dataset index below it that rank 0 evaluates "
+                              "(about frames / world size of them)")},
+               {"score_thr", S::number().min(0).max(1).def(0.1).doc(
+                                 "predictions below this score are not drawn")}});
+}
+
 S default_hooks() {
   return S::map({
                     {"timer", hook("IterTimerHook", {})},
@@ -301,6 +315,7 @@ S default_hooks() {
                            {"save_last",
                             S::boolean().def(true).doc("also save after the last epoch")}})},
                     {"sampler_seed", hook("DistSamplerSeedHook", {})},
+                    {"visualization", visualization_hook()},
                     {"check_invalid_loss",
                      hook("CheckInvalidLossHook",
                           {{"on_invalid", S::string()

@@ -20,6 +20,7 @@
 #include "worker/engine/hooks/run_summary_hook.h"
 #include "worker/engine/hooks/sample_trace_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
+#include "worker/engine/hooks/val_pictures_hook.h"
 #include "worker/engine/optim_wrapper.h"
 #include "worker/engine/param_schedule.h"
 #include "worker/engine/train_loop.h"
@@ -173,6 +174,10 @@ TrainOutcome Runner::train() {
                 HookPriority::kVeryLow);
   if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')
     loop.add_hook(std::make_shared<SampleTraceHook>(trace, ctx_.rank), HookPriority::kLow);
+  if (options_.val_pictures) {
+    loop.add_hook(std::make_shared<ValPicturesHook>(log_, options_.val_picture_dir),
+                  HookPriority::kNormal);
+  }
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
   // Last at every point: its after_train sees the final checkpoint written.
   loop.add_hook(std::make_shared<RunSummaryHook>(log_, val_evaluator_.get(),

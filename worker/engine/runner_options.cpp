@@ -111,8 +111,11 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
       cfg.get_or<std::string>("default_hooks.check_invalid_loss.on_invalid", "stop") == "skip";
   o.max_invalid_loss_skips =
       cfg.get_or<std::int64_t>("default_hooks.check_invalid_loss.max_skips", 100);
+  o.val_pictures = cfg.get_or<bool>("default_hooks.visualization.draw", false);
+  o.val_picture_frames = cfg.get_or<std::int64_t>("default_hooks.visualization.frames", 8);
+  o.val_picture_score_thr = cfg.get_or<double>("default_hooks.visualization.score_thr", 0.1);
+  o.val_picture_dir = o.work_dir / ".val_pictures";
 
-  if (cfg.has("randomness.seed")) o.seed = cfg.get<std::int64_t>("randomness.seed");
   o.deterministic = cfg.get_or<bool>("randomness.deterministic", false);
 
   o.find_unused_parameters = cfg.get_or<bool>("ddp.find_unused_parameters", false);

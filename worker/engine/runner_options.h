@@ -72,9 +72,14 @@ struct RunnerOptions {
   std::optional<double> checkpoint_interval_seconds;
   int max_keep_ckpts = -1;
   bool skip_invalid_loss = false;  // check_invalid_loss.on_invalid: skip (else stop)
+  // visualization (Det3DVisualizationHook): rank 0 draws its validation frames with a dataset
+  // index below `val_picture_frames` into val_picture_dir, ValPicturesHook sends them on.
+  bool val_pictures = false;
   std::int64_t max_invalid_loss_skips = 100;
-  // randomness
-  std::optional<std::int64_t> seed;
+  std::int64_t val_picture_frames = 8;
+  double val_picture_score_thr = 0.1;
+  std::filesystem::path val_picture_dir;  // <work_dir>/.val_pictures
+  // randomness (randomness.seed is the session's: RunContext::seed)
   bool deterministic = false;
   // ddp
   bool find_unused_parameters = false;

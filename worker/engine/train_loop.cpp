@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -273,8 +275,18 @@ void TrainLoop::validate() {
   // holds, as PyTorch's DDP forward does in eval mode: otherwise each rank's shard is scored
   // with its own statistics and `ddp3d test` on the checkpoint gives other numbers.
   if (ddp_ != nullptr) ddp_->prepare_forward();
+  // Pictures for ValPicturesHook, by rank 0 alone (its files are on the node its log is): the
+  // frames of its shard with a dataset index below `frames`, as `ddp3d test --show-count`.
+  std::optional<DrawOptions> draw;
+  if (options_.val_pictures && ctx_.rank == 0 && val_evaluator_->can_draw()) {
+    draw = DrawOptions{options_.val_picture_dir, options_.val_picture_frames,
+                       options_.val_picture_score_thr};
+    std::filesystem::remove_all(draw->dir);
+    std::filesystem::create_directories(draw->dir);
+  }
   ValResult result;
-  result.metrics = evaluate(model_, *val_data_, *options_.val_loader, *val_evaluator_, ctx_);
+  result.metrics = evaluate(model_, *val_data_, *options_.val_loader, *val_evaluator_, ctx_,
+                            draw ? &*draw : nullptr);
   result.iters = eval_iters(val_data_->size(), ctx_, options_.val_loader->batch_size);
   call_hooks(hooks_, &Hook::after_val, *this, result);
 }

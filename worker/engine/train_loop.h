@@ -46,7 +46,7 @@ class TrainLoop final : public LoopContext {
             dist::DistributedDataParallel* ddp, std::shared_ptr<const Dataset> train_data,
             std::shared_ptr<const Dataset> val_data, Evaluator* val_evaluator,
             std::int64_t iters_per_epoch);
-  ~TrainLoop();
+  ~TrainLoop() override;
   TrainLoop(const TrainLoop&) = delete;
   TrainLoop& operator=(const TrainLoop&) = delete;
 

@@ -1,7 +1,8 @@
 """TensorboardVisBackend read by TensorBoard's own reader (EventAccumulator, from the
 `tensorboard` package): a 2-process toy run's charts equal its scalars.json, and after a
 resume from a mid-run checkpoint every step shows once, the steps after the checkpoint from the
-resumed run. Also the image API: a picture written by tensorboard_event_sample reads back.
+resumed run; the demo detector's validation pictures (default_hooks.visualization) read back
+as images. Also the image API: a picture written by tensorboard_event_sample reads back.
 
 Run with the venv's python (tools/setup.sh installs tensorboard there).
 """
@@ -9,6 +10,8 @@ import glob
 import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -20,8 +23,16 @@ from toy_training_test import read_output, run_dirs, start_ranks, wait_all  # no
 from tensorboard.backend.event_processing import event_accumulator  # noqa: E402
 
 BACKENDS = ["visualizer.vis_backends=[{type: LocalVisBackend}, {type: TensorboardVisBackend}]"]
+DEMO_CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "pointpillars",
+                           "pointpillars_demo_synthetic_car.yaml")
 SAMPLE = os.path.join(os.environ["DDP3D_BINARY_DIR"], "tests", "unit", "visual",
                       "tensorboard_event_sample")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def scalars_json(run_dir):
@@ -100,6 +111,41 @@ class Tensorboard(unittest.TestCase):
         self.assertTrue(timings_differ)
         print("resumed at step %d: every step once, %d after the resume from the second run"
               % (resume_step, len([s for s, _ in charts["loss"] if s > resume_step])))
+
+    def test_validation_pictures_of_the_demo_detector_read_back_as_images(self):
+        # The demo PointPillars config (TensorBoard on), one short epoch on a few scenes, with
+        # default_hooks.visualization drawing rank 0's validation frames (index below 8).
+        data, work = os.path.join(self.tmp, "synth"), os.path.join(self.tmp, "pp")
+        options = ["work_dir=" + work, "train_cfg.max_epochs=1", "train_dataloader.batch_size=2",
+                   "model.test_cfg.score_thr=0.0", "default_hooks.visualization.draw=true",
+                   "default_hooks.visualization.frames=8"]
+        for loader in ("train_dataloader", "val_dataloader", "test_dataloader"):
+            options += ["%s.dataset.data_root=%s" % (loader, data), "%s.dataset.num_scenes=40" % loader]
+        env = dict(os.environ, DDP3D_BIN=os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d"),
+                   PORT=str(free_port()))
+        out = subprocess.run(["bash", os.path.join(os.environ["DDP3D_SOURCE_DIR"], "tools", "dist_train.sh"),
+                              DEMO_CONFIG, "2", "--cfg-options"] + options, env=env,
+                             capture_output=True, text=True, timeout=400)
+        self.assertEqual(out.returncode, 0, (out.stdout + out.stderr)[-3000:])
+        acc = event_accumulator.EventAccumulator(os.path.join(work, "tensorboard"),
+                                                 size_guidance={event_accumulator.IMAGES: 0})
+        acc.Reload()
+        tags = sorted(acc.Tags()["images"])
+        # Rank 0 validates the even indices of the 8 val frames (the sampler does not shuffle).
+        self.assertEqual(len(tags), 4, tags)
+        [val_step] = {s for s, _ in read_charts(os.path.join(work, "tensorboard"))["KITTI/num_detections"]}
+        for tag in tags:
+            self.assertTrue(tag.startswith("val/bev/"), tag)
+            [image] = acc.Images(tag)
+            self.assertEqual(image.step, val_step)
+            png = image.encoded_image_string
+            self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
+            self.assertEqual((image.width, image.height), struct.unpack(">II", png[16:24]))
+        # The same pictures under LocalVisBackend's vis_image/, and no drawing folder left.
+        [run_dir] = run_dirs(work)
+        self.assertEqual(len(glob.glob(os.path.join(run_dir, "vis_data", "vis_image", "*.png"))), len(tags))
+        self.assertFalse(os.path.exists(os.path.join(work, ".val_pictures")))
+        print("validation pictures at step %d: %s" % (val_step, tags))
 
     def test_an_image_reads_back_with_its_size_and_bytes(self):
         log_dir = os.path.join(self.tmp, "tb")
