@@ -3,24 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json_string.h"
+
 namespace ddp3d::config {
 namespace {
 
 void quote(const std::string& s, std::string& out) {
-  out += '"';
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
+  out += json_quoted(s);
 }
 
 void write(const Value& v, std::string& out) {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/json_string.h"
 #include "worker/engine/train_log.h"
 
 namespace ddp3d::engine {
@@ -63,23 +64,6 @@ std::string right(const std::string& s, std::size_t width) {
 
 std::string left(const std::string& s, std::size_t width) {
   return s + std::string(width > s.size() ? width - s.size() : 0, ' ');
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string json_number(double v) {
@@ -221,14 +205,14 @@ std::vector<std::string> format_run_summary(const RunSummary& s) {
 std::string format_run_summary_json(const RunSummary& s) {
   const std::optional<std::size_t> best = best_of(s);
   std::ostringstream out;
-  out << "{\"mode\": " << json_string(s.mode)
+  out << "{\"mode\": " << json_quoted(s.mode)
       << ", \"wall_time_s\": " << json_number(s.wall_seconds) << ", \"samples\": " << s.samples
       << ", \"samples_per_s\": " << json_number(samples_per_second(s))
       << ", \"epochs\": " << s.epochs << ", \"iters\": " << s.iters
-      << ", \"stopped\": " << (s.stopped ? json_string(*s.stopped) : "null")
+      << ", \"stopped\": " << (s.stopped ? json_quoted(*s.stopped) : "null")
       << ", \"key_metric\": ";
   if (s.key) {
-    out << "{\"name\": " << json_string(s.key->name)
+    out << "{\"name\": " << json_quoted(s.key->name)
         << ", \"greater_is_better\": " << (s.key->greater_is_better ? "true" : "false") << "}";
   } else {
     out << "null";
@@ -245,7 +229,7 @@ std::string format_run_summary_json(const RunSummary& s) {
   if (const MetricMap* metrics = shown_metrics(s, best)) {
     const char* sep = "";
     for (const auto& [name, value] : *metrics) {
-      out << sep << json_string(name) << ": " << json_number(value);
+      out << sep << json_quoted(name) << ": " << json_number(value);
       sep = ", ";
     }
   }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/json_string.h"
 #include "common/log.h"
 
 namespace ddp3d::engine {
@@ -30,21 +31,6 @@ std::string json_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.10g", v);
   return buf;
-}
-
-std::string json_key(const std::string& k) {
-  std::string out = "\"";
-  for (char c : k) {
-    if (static_cast<unsigned char>(c) < 0x20) {  // a newline in a path must not break the JSON
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-      continue;
-    }
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string padded(std::int64_t v, std::size_t width) {
@@ -89,7 +75,7 @@ std::string format_iter_json(const IterRecord& r) {
   out << "{\"lr\": " << json_number(r.lr) << ", \"momentum\": " << json_number(r.momentum)
       << ", \"data_time\": " << json_number(r.data_time);
   for (const auto& [name, value] : r.losses)
-    out << ", " << json_key(name) << ": " << json_number(value);
+    out << ", " << json_quoted(name) << ": " << json_number(value);
   out << ", \"time\": " << json_number(r.time) << ", \"epoch\": " << r.epoch
       << ", \"iter\": " << r.global_iter << ", \"step\": " << r.global_iter << "}";
   return out.str();
@@ -111,7 +97,7 @@ std::string format_metrics_json(std::int64_t epoch, std::int64_t global_iter,
   std::ostringstream out;
   out << "{";
   for (const auto& [name, value] : metrics)
-    out << json_key(name) << ": " << json_number(value) << ", ";
+    out << json_quoted(name) << ": " << json_number(value) << ", ";
   out << "\"epoch\": " << epoch << ", \"step\": " << global_iter << "}";
   return out.str();
 }
@@ -120,7 +106,7 @@ std::string format_test_metrics_json(const std::string& config, const std::strin
                                      int world_size, std::int64_t samples, double wall_seconds,
                                      const std::map<std::string, double>& metrics) {
   std::ostringstream out;
-  out << "{\"config\": " << json_key(config) << ", \"checkpoint\": " << json_key(checkpoint)
+  out << "{\"config\": " << json_quoted(config) << ", \"checkpoint\": " << json_quoted(checkpoint)
       << ", \"world_size\": " << world_size << ", \"samples\": " << samples
       << ", \"wall_time_s\": " << json_number(wall_seconds) << ", \"samples_per_s\": "
       << json_number(wall_seconds > 0 ? static_cast<double>(samples) / wall_seconds : 0.0)
@@ -129,7 +115,7 @@ std::string format_test_metrics_json(const std::string& config, const std::strin
   for (const auto& [name, value] : metrics) {
     char buf[40];
     std::snprintf(buf, sizeof(buf), "%.17g", value);
-    out << sep << json_key(name) << ": " << (std::isfinite(value) ? buf : "null");
+    out << sep << json_quoted(name) << ": " << (std::isfinite(value) ? buf : "null");
     sep = ", ";
   }
   out << "}}\n";
