@@ -10,5 +10,14 @@ bash "$ROOT/tools/setup.sh"
 # Real Kubernetes parts for the integration tests (built once per machine, cached).
 if [[ -f "$ROOT/tests/testbin/build.sh" ]]; then bash "$ROOT/tests/testbin/build.sh"; fi
 echo "[test] set-up took $(( $(date +%s) - start )) s" >&2
+# Every test's scratch space (Python's tempfile, the C++ tests' make_temp_dir, the cluster
+# scenarios' node folders) lives under one folder per run, removed when the run ends: an
+# interrupted test cannot leave gigabytes behind, and a shared disk does not fill run by run
+# until the test cluster's kubelets report DiskPressure. --one-file-system: never follow a
+# mount a killed cluster scenario left behind.
+TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/ddp3d-test.XXXXXX")"
+trap 'rm -rf --one-file-system "$TEST_TMP" 2>/dev/null || true' EXIT
+export TMPDIR="$TEST_TMP"
+echo "[test] scratch space: $TEST_TMP ($(df -h --output=avail "$TEST_TMP" | tail -1 | tr -d ' ') free)" >&2
 cd "$BUILD_DIR"
 ctest --output-on-failure --timeout 900 -j "${DDP3D_TEST_JOBS:-2}" "$@"

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -52,6 +53,8 @@ Subprocess::~Subprocess() {
     kill(-pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  std::error_code ignored;  // a destructor does not throw; a leftover folder is harmless
+  std::filesystem::remove_all(std::filesystem::path(output_path_).parent_path(), ignored);
 }
 
 std::string Subprocess::output_so_far() const {

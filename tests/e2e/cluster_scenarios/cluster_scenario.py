@@ -57,7 +57,9 @@ class ClusterScenario(unittest.TestCase):
         if up.returncode != 0:
             cls.down()
             raise RuntimeError(f"up.sh failed:\n{up.stderr[-4000:]}")
-        log(f"\nup.sh {' '.join(cls.up_args)}: {time.monotonic() - t0:.1f}s")
+        st = os.statvfs(cls.dir)
+        log(f"\nup.sh {' '.join(cls.up_args)}: {time.monotonic() - t0:.1f}s "
+            f"({st.f_bavail * st.f_frsize / 2**30:.1f} GiB free)")
         cls.kubeconfig = up.stdout.strip().splitlines()[-1]
         cls.env = read_env(os.path.join(cls.dir, "cluster.env"))
         cls.cp_env = read_env(os.path.join(cls.dir, "env"))
@@ -146,7 +148,26 @@ class ClusterScenario(unittest.TestCase):
             return False, [(p["metadata"]["name"], p["status"].get("phase"),
                             [c.get("state") for c in p["status"].get("containerStatuses", [])])
                            for p in pods] or self.events(OPERATOR_NS)
-        return self.wait("the operator pod Ready (readiness probe /readyz)", 180, ready)
+        try:
+            return self.wait("the operator pod Ready (readiness probe /readyz)", 180, ready)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{self.nodes_state()}\n{self.events(OPERATOR_NS)}") from None
+
+    def nodes_state(self):
+        """Each node's conditions that are not as they should be, its taints and free disk:
+        why a pod stays Pending without a container (e.g. DiskPressure on a shared disk)."""
+        lines = []
+        for n in self.get("nodes")["items"]:
+            healthy = {"Ready": "True"}
+            bad = [f"{c['type']}={c['status']} ({c.get('reason', '')}: {c.get('message', '')})"
+                   for c in n["status"].get("conditions", [])
+                   if c["status"] != healthy.get(c["type"], "False")]
+            taints = [f"{t['key']}:{t['effect']}" for t in n["spec"].get("taints", [])]
+            lines.append(f"node {n['metadata']['name']}: conditions {bad or 'healthy'}, "
+                         f"taints {taints or 'none'}")
+        st = os.statvfs(self.dir)
+        lines.append(f"free disk under {self.dir}: {st.f_bavail * st.f_frsize / 2**30:.1f} GiB")
+        return "\n".join(lines)
 
     # -- jobs ----------------------------------------------------------------------------
     def job_status(self, name):
@@ -178,6 +199,7 @@ class ClusterScenario(unittest.TestCase):
                                                         operator[0]["metadata"]["name"],
                                                         check=False).stdout[-2500:])
         out.append("--- events\n" + self.events(self.jobs_ns))
+        out.append("--- nodes\n" + self.nodes_state())
         return "\n".join(out)
 
     def wait_phase(self, name, phase, seconds):
