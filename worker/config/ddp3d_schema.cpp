@@ -154,7 +154,10 @@ S dataloader(bool shuffle, const char* doc) {
                                         .max(kMaxLoaderWorkers)
                                         .def(0)
                                         .doc("background loader threads (per process)")},
-                    {"persistent_workers", S::boolean().def(false)},
+                    {"persistent_workers",
+                     S::boolean().def(false).doc(
+                         "accepted from mmdet3d configs, no effect: loader threads start per "
+                         "epoch in microseconds (mmdet3d's are processes)")},
                     {"drop_last", S::boolean().def(false)},
                     {"sampler",
                      S::map({{"type", S::string().one_of({"DefaultSampler"}).def("DefaultSampler")},

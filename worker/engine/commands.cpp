@@ -186,7 +186,7 @@ int run_test(int argc, char** argv) {
     LoaderSpec loader;
     loader.section = "test_dataloader";
     loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
-    loader.num_workers = cfg.get_or<int>("test_dataloader.num_workers", 0);
+    loader.num_workers = cfg.get<int>("test_dataloader.num_workers");
     const auto start = std::chrono::steady_clock::now();
     const MetricMap metrics =
         evaluate(*model, *data, loader, *evaluator, session->ctx, draw ? &*draw : nullptr);

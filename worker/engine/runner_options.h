@@ -47,7 +47,6 @@ struct LoaderSpec {
 
 struct RunnerOptions {
   std::filesystem::path work_dir;
-  std::string config_name;  // the config file's stem, names the dumped config
   // train_cfg
   std::int64_t max_epochs = 1;
   std::int64_t val_interval = 1;
@@ -66,7 +65,7 @@ struct RunnerOptions {
   std::optional<LoaderSpec> val_loader;
   // hooks
   std::int64_t log_interval = 50;
-  std::int64_t checkpoint_interval = 1;  // epochs (or iterations); <= 0: only the last
+  std::int64_t checkpoint_interval = -1;  // epochs (or iterations); <= 0: only the last
   bool checkpoint_by_epoch = true;
   bool checkpoint_save_last = true;
   std::optional<double> checkpoint_interval_seconds;

@@ -71,8 +71,8 @@ void check_component_types(const config::Config& cfg) {
 DevicePlan plan_session_device(const config::Config& cfg, const std::string& launcher,
                                const std::string& command) {
   const bool launched = launcher == "pytorch";
-  const DevicePlan plan = plan_device(device_facts_from_environment(
-      launched, cfg.get_or<std::string>("env_cfg.dist_cfg.backend", "auto")));
+  DevicePlan plan = plan_device(
+      device_facts_from_environment(launched, cfg.get<std::string>("env_cfg.dist_cfg.backend")));
   if (launched) {
     ddp3d::log::set_prefix("[rank " + std::to_string(dist::dist_env_from_environment().rank) + "]");
   }
@@ -90,9 +90,8 @@ void check_device_options(const config::Config& cfg, const DevicePlan& plan,
     throw config::ConfigError(cfg.origin(key), key,
                               "nccl needs CUDA, but " + cpu + "; use auto (gloo on CPU) or gloo");
   }
-  if (command == "train" &&
-      cfg.get_or<std::string>("optim_wrapper.type", "OptimWrapper") == "AmpOptimWrapper" &&
-      cfg.get_or<std::string>("optim_wrapper.dtype", "float16") == "float16") {
+  if (command == "train" && cfg.get<std::string>("optim_wrapper.type") == "AmpOptimWrapper" &&
+      cfg.get<std::string>("optim_wrapper.dtype") == "float16") {
     const std::string key = "optim_wrapper.dtype";
     throw config::ConfigError(cfg.origin(key), key,
                               "AmpOptimWrapper with float16 (loss scaling) needs CUDA, but " + cpu +
@@ -109,12 +108,11 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     dist::ProcessGroupOptions opts;
     const bool cuda = plan.cuda;
     opts.backend = dist::parse_backend(plan.backend);
-    opts.timeout = std::chrono::seconds(cfg.get_or<std::int64_t>("env_cfg.dist_cfg.timeout", 1800));
-    opts.shared_memory_allreduce =
-        cfg.get_or<bool>("env_cfg.dist_cfg.shared_memory_allreduce", true);
+    opts.timeout = std::chrono::seconds(cfg.get<std::int64_t>("env_cfg.dist_cfg.timeout"));
+    opts.shared_memory_allreduce = cfg.get<bool>("env_cfg.dist_cfg.shared_memory_allreduce");
     const auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000.0)); };
-    opts.heartbeat.interval = ms(cfg.get_or<double>("env_cfg.dist_cfg.heartbeat_interval", 2.0));
-    opts.heartbeat.timeout = ms(cfg.get_or<double>("env_cfg.dist_cfg.heartbeat_timeout", 20.0));
+    opts.heartbeat.interval = ms(cfg.get<double>("env_cfg.dist_cfg.heartbeat_interval"));
+    opts.heartbeat.timeout = ms(cfg.get<double>("env_cfg.dist_cfg.heartbeat_timeout"));
 #ifdef DDP3D_WITH_CUDA
     // torch.cuda.set_device(LOCAL_RANK): NCCL and every index-less kCUDA tensor (barrier,
     // collectives) use the current device, which must be this rank's own (plan_device checked
@@ -152,7 +150,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
                           : static_cast<std::int64_t>(std::random_device{}() & 0x7fffffff);
   seed = broadcast_int(s->ctx.pg, seed);
   s->ctx.seed = static_cast<std::uint64_t>(seed);
-  const bool deterministic = cfg.get_or<bool>("randomness.deterministic", false);
+  const bool deterministic = cfg.get<bool>("randomness.deterministic");
   if (deterministic) {
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
     at::globalContext().setDeterministicCuDNN(true);

@@ -1,0 +1,137 @@
+// runner_options_from_config reads every option from the loaded config, whose missing keys the
+// schema filled in: the schema's defaults are the only defaults. RunnerOptions' member
+// initialisers exist for tests that build options directly; they must say the same.
+#include "worker/engine/runner_options.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/subprocess.h"
+#include "worker/components/builtin_components.h"
+#include "worker/config/config.h"
+
+namespace ddp3d::engine {
+namespace {
+
+// A config with only the keys the schema requires, set to RunnerOptions' own values.
+// `optim_wrapper` replaces the optimizer mapping's body; `extra` adds top-level keys.
+std::filesystem::path write_minimal_config(const std::string& optim_wrapper,
+                                           const std::string& extra) {
+  const std::string dir = ddp3d::testing::make_temp_dir("ddp3d-runner-options-");
+  std::filesystem::path path = dir + "/minimal.yaml";
+  std::ofstream(path)
+      << "model: {type: ToyRegressor, in_features: 2, hidden: [4], out_features: 1}\n"
+         "train_dataloader:\n"
+         "  batch_size: 1\n"
+         "  dataset: {type: SyntheticRegression, num_samples: 4}\n"
+         "optim_wrapper:\n"
+      << optim_wrapper << "train_cfg: {max_epochs: 1}\n"
+      << extra;
+  return path;
+}
+
+class RunnerOptionsTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const auto& p : paths_) std::filesystem::remove_all(p.parent_path());
+  }
+  void SetUp() override { components::register_builtin_schemas(); }
+  RunnerOptions load(const std::string& optim_wrapper = "  optimizer: {type: AdamW, lr: 0.001}\n",
+                     const std::string& extra = "") {
+    paths_.push_back(write_minimal_config(optim_wrapper, extra));
+    return runner_options_from_config(config::load(paths_.back()));
+  }
+  std::vector<std::filesystem::path> paths_;
+};
+
+TEST_F(RunnerOptionsTest, MemberDefaultsAreTheSchemaDefaults) {
+  const RunnerOptions got = load();
+  const RunnerOptions def;
+  EXPECT_EQ(got.max_epochs, def.max_epochs);
+  EXPECT_EQ(got.val_interval, def.val_interval);
+  EXPECT_EQ(got.val_begin, def.val_begin);
+  EXPECT_EQ(got.optimizer.type, def.optimizer.type);
+  EXPECT_EQ(got.optimizer.lr, def.optimizer.lr);
+  EXPECT_EQ(got.optimizer.weight_decay, def.optimizer.weight_decay);
+  EXPECT_EQ(got.optimizer.beta1, def.optimizer.beta1);
+  EXPECT_EQ(got.optimizer.beta2, def.optimizer.beta2);
+  EXPECT_EQ(got.optimizer.eps, def.optimizer.eps);
+  EXPECT_EQ(got.optimizer.amsgrad, def.optimizer.amsgrad);
+  EXPECT_FALSE(got.clip_max_norm.has_value());
+  EXPECT_EQ(got.accumulative_counts, def.accumulative_counts);
+  EXPECT_EQ(got.precision, def.precision);
+  EXPECT_TRUE(got.schedule.empty());
+  EXPECT_EQ(got.train_loader.batch_size, def.train_loader.batch_size);
+  EXPECT_EQ(got.train_loader.num_workers, def.train_loader.num_workers);
+  EXPECT_EQ(got.train_loader.shuffle, def.train_loader.shuffle);
+  EXPECT_EQ(got.train_loader.drop_last, def.train_loader.drop_last);
+  EXPECT_FALSE(got.train_loader.seed.has_value());
+  EXPECT_FALSE(got.val_loader.has_value());
+  EXPECT_EQ(got.log_interval, def.log_interval);
+  EXPECT_EQ(got.checkpoint_interval, def.checkpoint_interval);
+  EXPECT_EQ(got.checkpoint_by_epoch, def.checkpoint_by_epoch);
+  EXPECT_EQ(got.checkpoint_save_last, def.checkpoint_save_last);
+  EXPECT_FALSE(got.checkpoint_interval_seconds.has_value());
+  EXPECT_EQ(got.max_keep_ckpts, def.max_keep_ckpts);
+  EXPECT_EQ(got.skip_invalid_loss, def.skip_invalid_loss);
+  EXPECT_EQ(got.max_invalid_loss_skips, def.max_invalid_loss_skips);
+  EXPECT_EQ(got.val_pictures, def.val_pictures);
+  EXPECT_EQ(got.val_picture_frames, def.val_picture_frames);
+  EXPECT_EQ(got.val_picture_score_thr, def.val_picture_score_thr);
+  EXPECT_EQ(got.deterministic, def.deterministic);
+  EXPECT_EQ(got.find_unused_parameters, def.find_unused_parameters);
+  EXPECT_EQ(got.bucket_cap_mb, def.bucket_cap_mb);
+  EXPECT_EQ(got.first_bucket_cap_mb, def.first_bucket_cap_mb);
+  EXPECT_EQ(got.broadcast_buffers, def.broadcast_buffers);
+  EXPECT_EQ(got.resume, def.resume);
+}
+
+TEST_F(RunnerOptionsTest, SgdAndClippingDefaultsAreTheSchemas) {
+  const RunnerOptions got = load(
+      "  optimizer: {type: SGD, lr: 0.001}\n"
+      "  clip_grad: {max_norm: 10}\n");
+  const OptimizerSpec def;
+  EXPECT_EQ(got.optimizer.type, "SGD");
+  EXPECT_EQ(got.optimizer.momentum, def.momentum);
+  EXPECT_EQ(got.optimizer.dampening, def.dampening);
+  EXPECT_EQ(got.optimizer.nesterov, def.nesterov);
+  ASSERT_TRUE(got.clip_max_norm.has_value());
+  EXPECT_EQ(*got.clip_max_norm, 10.0);
+  EXPECT_EQ(got.clip_norm_type, RunnerOptions{}.clip_norm_type);
+}
+
+TEST_F(RunnerOptionsTest, EachScheduleKindReadsItsOwnKeysWithTheSchemasDefaults) {
+  const RunnerOptions got = load("  optimizer: {type: AdamW, lr: 0.001}\n",
+                                 "param_scheduler:\n"
+                                 "  - {type: LinearLR, end: 5}\n"
+                                 "  - {type: StepLR, step_size: 3}\n"
+                                 "  - {type: MultiStepLR, milestones: [2, 4]}\n"
+                                 "  - {type: ConstantLR}\n"
+                                 "  - {type: CosineAnnealingMomentum, T_max: 7}\n");
+  ASSERT_EQ(got.schedule.size(), 5U);
+  const SchedulePhase def;
+  EXPECT_EQ(got.schedule[0].kind, ScheduleKind::kLinear);
+  EXPECT_EQ(got.schedule[0].start_factor, def.start_factor);
+  EXPECT_EQ(got.schedule[0].end_factor, def.end_factor);
+  EXPECT_EQ(got.schedule[0].end, 5.0);
+  EXPECT_EQ(got.schedule[1].kind, ScheduleKind::kStep);
+  EXPECT_EQ(got.schedule[1].step_size, 3.0);
+  EXPECT_EQ(got.schedule[1].gamma, def.gamma);
+  EXPECT_EQ(got.schedule[2].milestones, (std::vector<double>{2, 4}));
+  EXPECT_EQ(got.schedule[2].gamma, def.gamma);
+  EXPECT_EQ(got.schedule[3].kind, ScheduleKind::kConstant);
+  EXPECT_EQ(got.schedule[3].factor, def.factor);
+  EXPECT_EQ(got.schedule[4].param, ScheduledParam::kMomentum);
+  EXPECT_EQ(got.schedule[4].t_max, 7.0);
+  EXPECT_EQ(got.schedule[4].eta_min, def.eta_min);
+  for (const SchedulePhase& p : got.schedule) {
+    EXPECT_EQ(p.by_epoch, def.by_epoch) << p.name;
+    EXPECT_EQ(p.begin, def.begin) << p.name;
+    EXPECT_EQ(p.convert_to_iter_based, def.convert_to_iter_based) << p.name;
+  }
+}
+
+}  // namespace
+}  // namespace ddp3d::engine
