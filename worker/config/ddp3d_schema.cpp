@@ -294,43 +294,53 @@ S visualization_hook() {
 }
 
 S default_hooks() {
-  return S::map({
-                    {"timer", hook("IterTimerHook", {})},
-                    {"logger", hook("LoggerHook", {{"interval", S::integer().min(1).def(50).doc(
-                                                                    "log every N iterations")}})},
-                    {"param_scheduler", hook("ParamSchedulerHook", {})},
-                    {"checkpoint",
-                     hook("CheckpointHook",
-                          {{"interval", S::integer().def(-1).doc(
-                                            "every N epochs (by_epoch) or N iterations; -1: "
-                                            "only the last")},
-                           {"by_epoch", S::boolean().def(true).doc(
-                                            "interval counts epochs (epoch_<N>.pth) or "
-                                            "iterations (iter_<N>.pth, at update boundaries)")},
-                           {"interval_seconds",
-                            S::number()
-                                .min(0, /*exclusive=*/true)
-                                .def_null()
-                                .doc("also save iter_<N>.pth once this many seconds passed since "
-                                     "the last checkpoint (ranks agree on the iteration)")},
-                           {"max_keep_ckpts",
-                            S::integer().def(-1).doc("keep the newest N; -1: keep all")},
-                           {"save_last",
-                            S::boolean().def(true).doc("also save after the last epoch")}})},
-                    {"sampler_seed", hook("DistSamplerSeedHook", {})},
-                    {"visualization", visualization_hook()},
-                    {"check_invalid_loss",
-                     hook("CheckInvalidLossHook",
-                          {{"on_invalid", S::string()
-                                              .one_of({"stop", "skip"})
-                                              .def("stop")
-                                              .doc("a non-finite loss on any rank: stop every "
-                                                   "rank with an error naming it, or skip the "
-                                                   "iteration on every rank")},
-                           {"max_skips", S::integer().min(0).def(100).doc(
-                                             "on_invalid: skip stops once more iterations "
-                                             "than this were skipped in the run")}})},
-                })
+  return S::map(
+             {
+                 {"timer", hook("IterTimerHook", {})},
+                 {"logger", hook("LoggerHook", {{"interval", S::integer().min(1).def(50).doc(
+                                                                 "log every N iterations")}})},
+                 {"param_scheduler", hook("ParamSchedulerHook", {})},
+                 {"checkpoint",
+                  hook("CheckpointHook",
+                       {{"interval",
+                         S::integer().def(-1).doc("every N epochs (by_epoch) or N iterations; -1: "
+                                                  "only the last")},
+                        {"by_epoch", S::boolean().def(true).doc(
+                                         "interval counts epochs (epoch_<N>.pth) or "
+                                         "iterations (iter_<N>.pth, at update boundaries)")},
+                        {"interval_seconds",
+                         S::number()
+                             .min(0, /*exclusive=*/true)
+                             .def_null()
+                             .doc("also save iter_<N>.pth once this many seconds passed since "
+                                  "the last checkpoint (ranks agree on the iteration)")},
+                        {"max_keep_ckpts",
+                         S::integer().def(-1).doc("keep the newest N; -1: keep all")},
+                        {"save_last", S::boolean().def(true).doc("also save after the last epoch")},
+                        {"save_best",
+                         S::string().def_null().doc(
+                             "keep best_<metric>_epoch_<N>.pth of the best validation by "
+                             "this metric (e.g. KITTI/Car_3D_AP40_moderate_strict); auto: "
+                             "the evaluator's key metric; null: off")},
+                        {"rule", S::string()
+                                     .one_of({"greater", "less"})
+                                     .def_null()
+                                     .doc("save_best: which way is better; null: the key "
+                                          "metric's way for it, else greater")}})},
+                 {"sampler_seed", hook("DistSamplerSeedHook", {})},
+                 {"visualization", visualization_hook()},
+                 {"check_invalid_loss",
+                  hook("CheckInvalidLossHook",
+                       {{"on_invalid", S::string()
+                                           .one_of({"stop", "skip"})
+                                           .def("stop")
+                                           .doc("a non-finite loss on any rank: stop every "
+                                                "rank with an error naming it, or skip the "
+                                                "iteration on every rank")},
+                        {"max_skips", S::integer().min(0).def(100).doc(
+                                          "on_invalid: skip stops once more iterations "
+                                          "than this were skipped in the run")}})},
+             })
       .def_empty_map()
       .doc("the runner's standard hooks");
 }

@@ -91,6 +91,7 @@ void Runner::resume() {
   start_epoch_ = state.epoch;
   start_iter_ = state.iter;
   start_rng_states_ = state.rank_rng_states;
+  resumed_ = true;
   // The data order is defined by the global batch (data_order.h): with the same one, the
   // checkpoint's position is exact at any world size.
   const std::int64_t batch_size = options_.train_loader.batch_size;
@@ -170,6 +171,14 @@ TrainOutcome Runner::train() {
   checkpoints.save_last = options_.checkpoint_save_last;
   checkpoints.interval_seconds = options_.checkpoint_interval_seconds;
   checkpoints.accumulative_counts = options_.accumulative_counts;
+  checkpoints.save_best = options_.save_best;
+  checkpoints.rule = options_.save_best_rule;
+  if (val_evaluator_ != nullptr) {
+    checkpoints.key_metric = [evaluator = val_evaluator_](const MetricMap& metrics) {
+      return evaluator->key_metric(metrics);
+    };
+  }
+  checkpoints.resumed = resumed_;
   loop.add_hook(std::make_shared<CheckpointHook>(std::move(checkpoints), log_),
                 HookPriority::kVeryLow);
   if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,7 @@ class Runner {
   std::int64_t start_epoch_ = 0;
   std::int64_t start_iter_ = 0;  // iterations completed before this run
   std::vector<std::string> start_rng_states_;
+  bool resumed_ = false;
   PendingSignal* pending_signal_ = nullptr;
   std::shared_ptr<PreemptionHook> preemption_;
 };

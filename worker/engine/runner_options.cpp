@@ -119,6 +119,18 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
     o.checkpoint_interval_seconds = cfg.get<double>("default_hooks.checkpoint.interval_seconds");
   }
   o.max_keep_ckpts = cfg.get<int>("default_hooks.checkpoint.max_keep_ckpts");
+  if (cfg.has("default_hooks.checkpoint.save_best")) {
+    const std::string key = "default_hooks.checkpoint.save_best";
+    o.save_best = cfg.get<std::string>(key);
+    if (o.save_best.empty())
+      throw config::ConfigError(cfg.origin(key), key, "a metric name, auto, or null (off)");
+    if (!cfg.has("val_dataloader") || !cfg.has("val_evaluator")) {
+      throw config::ConfigError(cfg.origin(key), key,
+                                "needs validation: set val_dataloader and val_evaluator");
+    }
+  }
+  if (cfg.has("default_hooks.checkpoint.rule"))
+    o.save_best_rule = cfg.get<std::string>("default_hooks.checkpoint.rule");
   o.skip_invalid_loss =
       cfg.get<std::string>("default_hooks.check_invalid_loss.on_invalid") == "skip";
   o.max_invalid_loss_skips = cfg.get<std::int64_t>("default_hooks.check_invalid_loss.max_skips");

@@ -87,6 +87,10 @@ struct RunnerOptions {
   bool broadcast_buffers = true;
   // resume: "" none, "auto", or a checkpoint path
   std::string resume;
+  // default_hooks.checkpoint.save_best ("" off, "auto", a metric) and rule ("greater",
+  // "less", "": the key metric's)
+  std::string save_best;
+  std::string save_best_rule;
 };
 
 // Reads the options from a loaded (validated) config. Throws config::ConfigError naming the key

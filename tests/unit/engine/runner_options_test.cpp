@@ -133,5 +133,19 @@ TEST_F(RunnerOptionsTest, EachScheduleKindReadsItsOwnKeysWithTheSchemasDefaults)
   }
 }
 
+TEST_F(RunnerOptionsTest, SaveBestWithoutValidationIsAnErrorNamingTheKey) {
+  try {
+    load("  optimizer: {type: AdamW, lr: 0.001}\n",
+         "default_hooks: {checkpoint: {save_best: auto}}\n");
+    FAIL() << "expected a ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("default_hooks.checkpoint.save_best"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("val_dataloader"), std::string::npos) << e.what();
+  }
+  const RunnerOptions off = load();
+  EXPECT_EQ(off.save_best, "");
+}
+
 }  // namespace
 }  // namespace ddp3d::engine

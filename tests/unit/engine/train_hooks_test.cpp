@@ -7,6 +7,7 @@
 #include <torch/optim/optimizer.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -385,6 +386,141 @@ TEST_F(HookTest, CheckpointIsSavedEveryIntervalAndAfterTheLastEpoch) {
   CheckpointHook interval_only(no_last, log);
   EXPECT_TRUE(interval_only.due(4, 5));
   EXPECT_FALSE(interval_only.due(5, 5));
+}
+
+// One validation as the loop runs it on the writing rank: after_val, and when the hook saved,
+// the file written and after_save_checkpoint.
+void validate(CheckpointHook& hook, FakeLoop& loop, std::int64_t epochs_done, MetricMap metrics) {
+  loop.p.epochs_completed = epochs_done;
+  const std::size_t before = loop.saved.size();
+  hook.after_val(loop, ValResult{std::move(metrics), 1});
+  if (loop.saved.size() > before) {
+    std::ofstream(loop.saved.back()) << "x";
+    hook.after_save_checkpoint(loop, SavedCheckpoint{loop.saved.back(), true});
+  }
+}
+
+std::vector<std::string> best_files(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("best_") && name.ends_with(".pth")) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(HookTest, SaveBestKeepsOneFileOfTheBestValidation) {
+  TrainLog log(false, dir_, "x");
+  CheckpointHookOptions o = checkpoint_options(dir_, -1);
+  o.save_best = "acc";  // no key metric, no rule: greater is better
+  CheckpointHook hook(o, log);
+  FakeLoop loop;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  int epoch = 0;
+  for (const double acc : {0.5, 0.7, 0.6, 0.7, 0.9, nan})
+    validate(hook, loop, ++epoch, {{"acc", acc}});
+  // Improvements only; the tie at epoch 4 keeps epoch 2's, NaN never wins.
+  EXPECT_EQ(loop.saved,
+            (std::vector<fs::path>{dir_ / "best_acc_epoch_1.pth", dir_ / "best_acc_epoch_2.pth",
+                                   dir_ / "best_acc_epoch_5.pth"}));
+  EXPECT_EQ(best_files(dir_), std::vector<std::string>{"best_acc_epoch_5.pth"});
+  EXPECT_FALSE(fs::exists(dir_ / "last_checkpoint"));  // not a resume point of its own
+  // The record names the file, the metric and its value.
+  const std::optional<BestCheckpointRecord> record = read_best_checkpoint_record(dir_);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->checkpoint, dir_ / "best_acc_epoch_5.pth");
+  EXPECT_EQ(record->metric, "acc");
+  EXPECT_EQ(record->score, 0.9);
+}
+
+TEST_F(HookTest, SaveBestAutoFollowsTheKeyMetricAndItsRule) {
+  TrainLog log(false, dir_, "x");
+  CheckpointHookOptions o = checkpoint_options(dir_, -1);
+  o.save_best = "auto";
+  o.key_metric = [](const MetricMap&) { return KeyMetric{"val/mse", false}; };
+  CheckpointHook hook(o, log);
+  FakeLoop loop;
+  int epoch = 0;
+  for (const double mse : {3.0, 2.0, 2.5, 1.0})
+    validate(hook, loop, ++epoch, {{"val/mse", mse}, {"other", 0}});
+  // Lower is better; the name's "/" becomes "_".
+  EXPECT_EQ(loop.saved, (std::vector<fs::path>{dir_ / "best_val_mse_epoch_1.pth",
+                                               dir_ / "best_val_mse_epoch_2.pth",
+                                               dir_ / "best_val_mse_epoch_4.pth"}));
+  // An explicit rule wins over the key metric's.
+  CheckpointHookOptions greater = o;
+  greater.rule = "greater";
+  CheckpointHook flipped(greater, log);
+  FakeLoop other;
+  epoch = 0;
+  for (const double mse : {3.0, 2.0, 4.0}) validate(flipped, other, ++epoch, {{"val/mse", mse}});
+  EXPECT_EQ(other.saved, (std::vector<fs::path>{dir_ / "best_val_mse_epoch_1.pth",
+                                                dir_ / "best_val_mse_epoch_3.pth"}));
+  CheckpointHookOptions bad = o;
+  bad.rule = "bigger";
+  EXPECT_THROW(CheckpointHook(bad, log), std::invalid_argument);
+}
+
+TEST_F(HookTest, SaveBestResumedComparesWithTheBestBeforeAndReplacesItsFile) {
+  TrainLog log(false, dir_, "x");
+  const fs::path before = dir_ / "best_acc_epoch_2.pth";
+  std::ofstream(before) << "x";
+  write_best_checkpoint_record(dir_, {before, "acc", 0.8});  // what the first run left
+  CheckpointHookOptions o = checkpoint_options(dir_, -1);
+  o.save_best = "acc";
+  o.resumed = true;
+  CheckpointHook hook(o, log);
+  FakeLoop loop;
+  hook.before_train(loop);
+  validate(hook, loop, 3, {{"acc", 0.7}});
+  EXPECT_TRUE(loop.saved.empty());
+  validate(hook, loop, 4, {{"acc", 0.85}});
+  EXPECT_EQ(loop.saved, std::vector<fs::path>{dir_ / "best_acc_epoch_4.pth"});
+  EXPECT_EQ(best_files(dir_), std::vector<std::string>{"best_acc_epoch_4.pth"});
+  EXPECT_EQ(read_best_checkpoint_record(dir_)->score, 0.85);
+  // A fresh run in the same work dir starts over: its first validation is the best.
+  o.resumed = false;
+  CheckpointHook fresh(o, log);
+  FakeLoop again;
+  fresh.before_train(again);
+  validate(fresh, again, 1, {{"acc", 0.1}});
+  EXPECT_EQ(again.saved, std::vector<fs::path>{dir_ / "best_acc_epoch_1.pth"});
+  // A resumed run whose record is of another metric, or malformed, starts over too.
+  write_best_checkpoint_record(dir_, {dir_ / "best_acc_epoch_1.pth", "mse", 0.0});
+  o.resumed = true;
+  CheckpointHook other_metric(o, log);
+  FakeLoop third;
+  other_metric.before_train(third);
+  validate(other_metric, third, 2, {{"acc", 0.05}});
+  EXPECT_EQ(third.saved.size(), 1u);
+  std::ofstream(dir_ / "best_checkpoint") << "only one line\n";
+  EXPECT_THROW(read_best_checkpoint_record(dir_), std::runtime_error);
+  CheckpointHook malformed(o, log);
+  FakeLoop fourth;
+  malformed.before_train(fourth);  // a warning, not an error
+  validate(malformed, fourth, 3, {{"acc", 0.01}});
+  EXPECT_EQ(fourth.saved.size(), 1u);
+}
+
+TEST_F(HookTest, SaveBestFollowsRankZerosVerdictAndSurvivesAMissingMetric) {
+  TrainLog log(false, dir_, "x");
+  CheckpointHookOptions o = checkpoint_options(dir_, -1);
+  o.save_best = "acc";
+  bool rank0_improved = true;
+  CheckpointHook hook(o, log, [&](bool mine) { return mine || rank0_improved; });
+  FakeLoop loop;  // a rank without metrics: it saves when rank 0 says so (the save is collective)
+  loop.p.epochs_completed = 1;
+  hook.after_val(loop, ValResult{});
+  EXPECT_EQ(loop.saved.size(), 1u);
+  rank0_improved = false;
+  hook.after_val(loop, ValResult{});
+  EXPECT_EQ(loop.saved.size(), 1u);
+  // On rank 0, a metric the validation does not have: a warning, no checkpoint, no error.
+  CheckpointHook missing(o, log, [](bool mine) { return mine; });
+  FakeLoop rank0;
+  validate(missing, rank0, 1, {{"accuracy", 0.9}});
+  EXPECT_TRUE(rank0.saved.empty());
 }
 
 TEST_F(HookTest, CheckpointBookkeepingPointsAtTheNewestAndKeepsMaxKeep) {

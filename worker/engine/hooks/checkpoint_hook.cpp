@@ -1,12 +1,19 @@
 #include "worker/engine/hooks/checkpoint_hook.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/io/atomic_file.h"
+#include "common/io/regular_file.h"
+#include "common/parse_number.h"
 #include "worker/engine/checkpoint_file.h"
 #include "worker/engine/collectives.h"
 
@@ -32,6 +39,36 @@ CheckpointHook::CheckpointHook(CheckpointHookOptions options, TrainLog& log, Any
   }
   if (options_.accumulative_counts < 1)
     throw std::invalid_argument("CheckpointHook: accumulative_counts must be >= 1");
+  if (!options_.rule.empty() && options_.rule != "greater" && options_.rule != "less")
+    throw std::invalid_argument("default_hooks.checkpoint.rule: expected greater or less");
+}
+
+void write_best_checkpoint_record(const std::filesystem::path& work_dir,
+                                  const BestCheckpointRecord& record) {
+  std::ostringstream out;
+  out << record.checkpoint.string() << '\n'
+      << record.metric << '\n'
+      << std::setprecision(17) << record.score << '\n';
+  io::write_file_atomically(work_dir / "best_checkpoint", out.str());
+}
+
+std::optional<BestCheckpointRecord> read_best_checkpoint_record(
+    const std::filesystem::path& work_dir) {
+  const std::filesystem::path path = work_dir / "best_checkpoint";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  std::istringstream in(io::read_regular_file(path, 64 * io::kKiB, "best checkpoint record"));
+  BestCheckpointRecord r;
+  std::string checkpoint;
+  std::string score;
+  if (!std::getline(in, checkpoint) || !std::getline(in, r.metric) || !std::getline(in, score) ||
+      checkpoint.empty() || r.metric.empty()) {
+    throw std::runtime_error(path.string() + ": expected 3 lines: checkpoint, metric, value");
+  }
+  r.checkpoint = checkpoint;
+  const double inf = std::numeric_limits<double>::infinity();
+  r.score = parse_real(path.string() + " line 3", score, -inf, inf);
+  return r;
 }
 
 bool CheckpointHook::due(std::int64_t epochs_done, std::int64_t max_epochs) const {
@@ -41,18 +78,28 @@ bool CheckpointHook::due(std::int64_t epochs_done, std::int64_t max_epochs) cons
 }
 
 void CheckpointHook::before_train(LoopContext& loop) {
+  if (!options_.save_best.empty() && options_.resumed && loop.run_context().rank == 0) {
+    try {
+      resumed_best_ = read_best_checkpoint_record(options_.work_dir);
+    } catch (const std::exception& e) {
+      log_.warning(std::string(e.what()) + "; save_best starts over");
+    }
+  }
   // The resume point is on disk already: the first slot this process saves is the next one.
   if (options_.interval > 0) saved_slot_ = loop.progress().global_iter / options_.interval;
   last_save_ = clock_();
 }
 
-bool CheckpointHook::time_due(LoopContext& loop) {
-  if (!options_.interval_seconds) return false;
-  const bool mine = clock_() - last_save_ >= *options_.interval_seconds;
+bool CheckpointHook::any_rank(LoopContext& loop, bool mine) {
   if (any_rank_) return any_rank_(mine);
   const RunContext& ctx = loop.run_context();
   if (ctx.pg == nullptr) return mine;
   return allreduce_mean(ctx.pg, {mine ? 1.0 : 0.0})[0] > 0;
+}
+
+bool CheckpointHook::time_due(LoopContext& loop) {
+  if (!options_.interval_seconds) return false;
+  return any_rank(loop, clock_() - last_save_ >= *options_.interval_seconds);
 }
 
 void CheckpointHook::before_train_iter(LoopContext& loop, TrainIter& /*iter*/) {
@@ -85,12 +132,97 @@ void CheckpointHook::after_train_epoch(LoopContext& loop) {
   loop.save_checkpoint(options_.work_dir / ("iter_" + std::to_string(done) + ".pth"));
 }
 
+std::optional<std::pair<std::string, bool>> CheckpointHook::best_metric(const MetricMap& metrics) {
+  const std::optional<KeyMetric> key =
+      options_.key_metric ? options_.key_metric(metrics) : std::nullopt;
+  std::string name = options_.save_best;
+  if (name == "auto") {
+    if (!key) {
+      if (!warned_missing_metric_)
+        log_.warning("save_best auto: the evaluator names no key metric");
+      warned_missing_metric_ = true;
+      return std::nullopt;
+    }
+    name = key->name;
+  }
+  if (!metrics.contains(name)) {
+    if (!warned_missing_metric_) {
+      std::string names;
+      for (const auto& [k, v] : metrics) names += (names.empty() ? "" : ", ") + k;
+      log_.warning("default_hooks.checkpoint.save_best: the validation has no metric \"" + name +
+                   "\" (it has: " + names + "); no best checkpoint is kept");
+    }
+    warned_missing_metric_ = true;
+    return std::nullopt;
+  }
+  const bool greater = options_.rule.empty()
+                           ? !(key && key->name == name && !key->greater_is_better)
+                           : options_.rule == "greater";
+  return std::make_pair(name, greater);
+}
+
+void CheckpointHook::after_val(LoopContext& loop, const ValResult& result) {
+  if (options_.save_best.empty()) return;
+  // Only rank 0 holds the metrics (the others' maps are empty).
+  std::optional<std::pair<std::string, bool>> metric;
+  bool improved = false;
+  double value = 0;
+  if (!result.metrics.empty()) {
+    metric = best_metric(result.metrics);
+    if (metric && resumed_best_) {
+      // The best before the resume, if it was of this metric and its file is still there.
+      if (resumed_best_->metric == metric->first &&
+          std::filesystem::exists(resumed_best_->checkpoint)) {
+        best_score_ = resumed_best_->score;
+        best_metric_ = resumed_best_->metric;
+        best_checkpoint_ = resumed_best_->checkpoint;
+      }
+      resumed_best_.reset();
+    }
+    if (metric) {
+      value = result.metrics.at(metric->first);
+      improved = std::isfinite(value) &&
+                 (!best_score_ || (metric->second ? value > *best_score_ : value < *best_score_));
+    }
+  }
+  if (!any_rank(loop, improved)) return;
+  // Only rank 0 (the writer, which has the metric) needs the file's right name.
+  const LoopProgress& p = loop.progress();
+  std::string stem = "best_";
+  for (const char c : metric ? metric->first : std::string("metric"))
+    stem += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' ? c : '_';
+  stem += options_.by_epoch ? "_epoch_" + std::to_string(p.epochs_completed)
+                            : "_iter_" + std::to_string(p.global_iter);
+  if (improved) {
+    log_.info("save_best: " + metric->first + " = " + std::to_string(value) +
+              (best_score_ ? " (best before: " + std::to_string(*best_score_) + ")" : ""));
+    best_score_ = value;
+    best_metric_ = metric->first;
+  }
+  replaced_best_ = best_checkpoint_;
+  best_checkpoint_ = options_.work_dir / (stem + ".pth");
+  loop.save_checkpoint(best_checkpoint_);
+}
+
 void CheckpointHook::after_save_checkpoint(LoopContext& loop, const SavedCheckpoint& saved) {
   // Every checkpoint the loop writes (this hook's or another's) restarts the time interval on
   // every rank; the bookkeeping below is the writing rank's.
   last_save_ = clock_();
   last_saved_iter_ = loop.progress().global_iter;
   if (!saved.written) return;
+  if (saved.path == best_checkpoint_) {
+    // Not a resume point of its own (last_checkpoint and max_keep are about those): the
+    // training state it holds is also in the interval's checkpoints.
+    write_best_checkpoint_record(options_.work_dir,
+                                 {saved.path, best_metric_, best_score_.value_or(0)});
+    std::error_code ec;
+    if (!replaced_best_.empty() && replaced_best_ != saved.path &&
+        std::filesystem::remove(replaced_best_, ec)) {
+      log_.info("removed old best checkpoint " + replaced_best_.string());
+    }
+    log_.info("saved best checkpoint " + saved.path.string());
+    return;
+  }
   write_last_checkpoint(options_.work_dir, saved.path);
   for (const auto& removed : remove_old_checkpoints(options_.work_dir, options_.max_keep,
                                                     loop.progress().iters_per_epoch)) {

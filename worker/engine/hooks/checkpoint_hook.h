@@ -11,14 +11,25 @@
 //                           differ, so they agree with a 1-element all-reduce at each boundary
 //                           (only when this is set); every rank then saves at the same one.
 //   save_last               after the last epoch, unless the interval just saved there.
+//   save_best               after each validation that improved the named metric ("auto":
+//                           the evaluator's key metric): best_<metric>_epoch_<N>.pth (or
+//                           _iter_<N>), the previous best file of that metric removed. Only
+//                           rank 0 has the metrics; the ranks agree with a 1-element
+//                           all-reduce. NaN never improves; a tie keeps the earlier file.
+//                           <work_dir>/best_checkpoint records the file, metric and value
+//                           (written after the file); a resumed run reads it and keeps
+//                           comparing with that best, a fresh run starts over.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "worker/engine/hook.h"
+#include "worker/engine/metric_map.h"
 #include "worker/engine/train_log.h"
 
 namespace ddp3d::engine {
@@ -33,7 +44,27 @@ struct CheckpointHookOptions {
   // Iterations per optimizer update: only a boundary between updates is a saving point
   // mid-epoch (a checkpoint inside an accumulation group would lose its gradients).
   std::int64_t accumulative_counts = 1;
+  // save_best: a metric name, "auto", or empty (off); rule "greater" | "less" | empty (the
+  // key metric's rule when it names the key metric, else greater).
+  std::string save_best;
+  std::string rule;
+  // The evaluator's key metric for a validation's metrics (for "auto" and the default rule).
+  std::function<std::optional<KeyMetric>(const MetricMap&)> key_metric;
+  // The run resumed: continue from <work_dir>/best_checkpoint's record.
+  bool resumed = false;
 };
+
+// <work_dir>/best_checkpoint: the best checkpoint's path, its metric and value, one per line.
+struct BestCheckpointRecord {
+  std::filesystem::path checkpoint;
+  std::string metric;
+  double score = 0;
+};
+void write_best_checkpoint_record(const std::filesystem::path& work_dir,
+                                  const BestCheckpointRecord& record);
+// nullopt when there is none; throws std::runtime_error naming the file when it is malformed.
+std::optional<BestCheckpointRecord> read_best_checkpoint_record(
+    const std::filesystem::path& work_dir);
 
 class CheckpointHook final : public Hook {
  public:
@@ -51,6 +82,7 @@ class CheckpointHook final : public Hook {
   void before_train(LoopContext& loop) override;
   void before_train_iter(LoopContext& loop, TrainIter& iter) override;
   void after_train_epoch(LoopContext& loop) override;
+  void after_val(LoopContext& loop, const ValResult& result) override;
   void after_save_checkpoint(LoopContext& loop, const SavedCheckpoint& saved) override;
 
   // True when an epoch checkpoint is due after `epochs_done` of `max_epochs`.
@@ -58,6 +90,10 @@ class CheckpointHook final : public Hook {
 
  private:
   bool time_due(LoopContext& loop);
+  bool any_rank(LoopContext& loop, bool mine);
+  // The metric save_best watches in `metrics` and whether greater is better; nullopt (with a
+  // warning, once) when the validation has no such metric.
+  std::optional<std::pair<std::string, bool>> best_metric(const MetricMap& metrics);
 
   CheckpointHookOptions options_;
   TrainLog& log_;
@@ -66,6 +102,13 @@ class CheckpointHook final : public Hook {
   double last_save_ = 0;         // clock_() at the start or at the last checkpoint
   std::int64_t saved_slot_ = 0;  // global_iter / interval of the last iteration checkpoint
   std::int64_t last_saved_iter_ = -1;
+  // save_best, on rank 0 (the others only take part in the saves).
+  std::optional<BestCheckpointRecord> resumed_best_;  // applied once the metric's name is known
+  std::optional<double> best_score_;
+  std::string best_metric_;
+  std::filesystem::path best_checkpoint_;
+  std::filesystem::path replaced_best_;  // removed once the new best is written
+  bool warned_missing_metric_ = false;
 };
 
 }  // namespace ddp3d::engine
