@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -54,6 +55,32 @@ std::vector<std::string> vis_backend_types(const config::Config& cfg, const std:
   return types;
 }
 
+std::filesystem::path work_dir_of(const config::Config& cfg) {
+  return cfg.has("work_dir") ? std::filesystem::path(cfg.get<std::string>("work_dir"))
+                             : std::filesystem::path("work_dirs") / cfg.file().stem();
+}
+
+// The writing rank's folders (the work dir, TensorBoard's) exist and take a file, checked
+// before the process group: a read-only or misspelt path fails at once, naming the key,
+// rather than on rank 0 after every rank joined.
+void check_work_dir(const config::Config& cfg, const std::string& command) {
+  const std::filesystem::path dir = work_dir_of(cfg);
+  std::vector<std::filesystem::path> dirs{dir};
+  for (const std::string& type : vis_backend_types(cfg, command))
+    if (type == "TensorboardVisBackend") dirs.push_back(dir / "tensorboard");
+  for (const std::filesystem::path& d : dirs) {
+    try {
+      std::filesystem::create_directories(d);
+      const std::filesystem::path probe = d / (".ddp3d-write-check-" + std::to_string(::getpid()));
+      io::write_file_atomically(probe, "");
+      std::filesystem::remove(probe);
+    } catch (const std::exception& e) {
+      throw config::ConfigError(cfg.has("work_dir") ? cfg.origin("work_dir") : cfg.file().string(),
+                                "work_dir", "cannot write " + d.string() + ": " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 Session::~Session() = default;
@@ -103,6 +130,8 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
                                        const std::string& command, const DevicePlan& plan) {
   auto s = std::make_unique<Session>();
   dist::DistEnv env;  // one process unless launched
+  if (launcher != "pytorch" || dist::dist_env_from_environment().rank == 0)
+    check_work_dir(cfg, command);
   if (launcher == "pytorch") {
     env = dist::dist_env_from_environment();
     dist::ProcessGroupOptions opts;
@@ -158,8 +187,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
   }
 
   const std::string name = cfg.file().stem().string();
-  s->work_dir = cfg.has("work_dir") ? std::filesystem::path(cfg.get<std::string>("work_dir"))
-                                    : std::filesystem::path("work_dirs") / name;
+  s->work_dir = work_dir_of(cfg);
   std::string stamp = timestamp();
   const bool rank0 = s->ctx.rank == 0;
   if (rank0) {

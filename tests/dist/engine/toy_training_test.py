@@ -117,6 +117,69 @@ class ToyTraining(unittest.TestCase):
         with open(logs[0]) as f:
             self.assertIn("Epoch(train) [6]", f.read())
 
+    def test_save_best_keeps_the_checkpoint_of_the_lowest_validation_mse(self):
+        work = os.path.join(self.tmp, "work")
+        codes = wait_all(start_ranks(["--work-dir", work, "--cfg-options",
+                                      "default_hooks.checkpoint.save_best=auto"], self.tmp, "best"))
+        out = read_output(self.tmp, "best")
+        self.assertEqual(codes, [0, 0], out)
+        with open(os.path.join(run_dirs(work)[-1], "vis_data", "scalars.json")) as f:
+            vals = [json.loads(line) for line in f if '"mse"' in line]
+        best = min(vals, key=lambda v: v["mse"])  # the toy's key metric: lower is better
+        self.assertEqual([os.path.basename(p) for p in glob.glob(os.path.join(work, "best_*.pth"))],
+                         ["best_mse_epoch_%d.pth" % best["epoch"]], out)
+        self.assertIn("saved best checkpoint", out)
+        # Not a resume point: last_checkpoint still names the newest epoch checkpoint.
+        with open(os.path.join(work, "last_checkpoint")) as f:
+            self.assertTrue(f.read().endswith("epoch_6.pth"))
+
+        # Resumed (from epoch 6, trained on to 8): the next validation compares with the best
+        # before the resume, which travelled in epoch_6.pth.
+        codes = wait_all(start_ranks(["--work-dir", work, "--resume", "--cfg-options",
+                                      "default_hooks.checkpoint.save_best=auto",
+                                      "train_cfg.max_epochs=8"], self.tmp, "resumed"))
+        out = read_output(self.tmp, "resumed")
+        self.assertEqual(codes, [0, 0], out)
+        self.assertIn("resumed from", out)
+        with open(os.path.join(run_dirs(work)[-1], "vis_data", "scalars.json")) as f:
+            after = [json.loads(line) for line in f if '"mse"' in line]
+        self.assertEqual([v["epoch"] for v in after], [8])
+        if after[0]["mse"] < best["mse"]:
+            self.assertIn("best before: %.6f" % best["mse"], out)
+            expected = "best_mse_epoch_8.pth"
+        else:
+            self.assertNotIn("save_best:", out)
+            expected = "best_mse_epoch_%d.pth" % best["epoch"]
+        self.assertEqual([os.path.basename(p) for p in glob.glob(os.path.join(work, "best_*.pth"))],
+                         [expected], out)
+
+    def test_a_work_dir_that_cannot_be_written_fails_before_the_rendezvous(self):
+        """Rank 0 alone of a world of 2: had it reached the rendezvous it would wait there for
+        rank 1; it must fail first, naming the key and the path."""
+        blocker = os.path.join(self.tmp, "a_file")
+        with open(blocker, "w") as f:
+            f.write("not a folder")
+        work = os.path.join(self.tmp, "tb_blocked")
+        os.makedirs(work)
+        with open(os.path.join(work, "tensorboard"), "w") as f:
+            f.write("not a folder")
+        cases = {"nodir": ["--work-dir", os.path.join(blocker, "work")],
+                 "notb": ["--work-dir", work, "--cfg-options",
+                          "visualizer.vis_backends=[{type: TensorboardVisBackend}]"]}
+        for tag, args in cases.items():
+            start = time.time()
+            procs = start_ranks(lambda rank: args, self.tmp, tag, world=2)
+            procs[1].kill()  # rank 1 never joins
+            procs[1].wait()
+            codes = wait_all(procs[:1], timeout=60)
+            out = read_output(self.tmp, tag)
+            self.assertEqual(codes, [2], out)  # a config error's exit code
+            self.assertIn("work_dir: cannot write", out)
+            self.assertIn(os.path.join(blocker, "work") if tag == "nodir"
+                          else os.path.join(work, "tensorboard"), out)
+            self.assertNotIn("rendezvous at", out)
+            self.assertLess(time.time() - start, 30)
+
     def test_accumulation_equals_the_bigger_batch(self):
         # Per rank: 2 micro-batches of 8 accumulated (the first under DDP no_sync) give the same
         # training as one batch of 16 (loss divisor, step timing, averaging all right).
