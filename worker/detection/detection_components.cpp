@@ -19,15 +19,16 @@ void register_detection_components(engine::Registry<engine::Model>& models,
                                            cfg.get<std::int64_t>("times"));
   });
   evaluators.add("KittiMetric", [](const config::Config& cfg) {
-    const auto r = cfg.get_or<std::vector<double>>("pcd_limit_range", {0, -40, -3, 70.4, 40, 0});
+    const auto r = cfg.get<std::vector<double>>("pcd_limit_range");
     if (r.size() != 6) {
       throw config::ConfigError(cfg.origin("pcd_limit_range"), cfg.path() + ".pcd_limit_range",
                                 "expected 6 numbers");
     }
     KittiMetricOptions options;
     options.pcd_limit_range = {r[0], r[1], r[2], r[3], r[4], r[5]};
-    options.submission_prefix = cfg.get_or<std::string>("submission_prefix", "");
-    options.format_only = cfg.get_or<bool>("format_only", false);
+    if (cfg.has("submission_prefix"))
+      options.submission_prefix = cfg.get<std::string>("submission_prefix");
+    options.format_only = cfg.get<bool>("format_only");
     if (options.format_only && options.submission_prefix.empty()) {
       throw config::ConfigError(cfg.origin("format_only"), cfg.path() + ".format_only",
                                 "format_only writes submission_prefix's files: set it too");

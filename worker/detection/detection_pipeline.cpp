@@ -44,14 +44,14 @@ DetectionPipeline::Step object_sample_step(const config::Config& t, const config
   ObjectSampleOptions o;
   o.data_root = db.get<std::string>("data_root");
   o.info_path = db.get<std::string>("info_path");
-  o.filter_by_difficulty = db.get_or<std::vector<int>>("prepare.filter_by_difficulty", {});
+  o.filter_by_difficulty = db.get<std::vector<int>>("prepare.filter_by_difficulty");
   if (db.has("prepare.filter_by_min_points")) {
     const config::Config m = db.node("prepare.filter_by_min_points");
     for (const std::string& k : m.keys()) o.filter_by_min_points[k] = m.get<int>(k);
   }
   const config::Config groups = db.node("sample_groups");
   for (const std::string& k : groups.keys()) o.sample_groups[k] = groups.get<int>(k);
-  if (t.get_or<bool>("use_ground_plane", false)) {
+  if (t.get<bool>("use_ground_plane")) {
     log::warning(t.origin("use_ground_plane") + ": " + t.path() +
                  ".use_ground_plane is ignored (no road planes): pasted objects keep the height "
                  "they were recorded at");
@@ -80,8 +80,8 @@ DetectionPipeline DetectionPipeline::from_config(const config::Config& dataset) 
     const std::string key = t.path() + ".type";
     Step step;
     if (type == "LoadPointsFromFile") {
-      const auto load_dim = t.get_or<std::int64_t>("load_dim", 4);
-      p.use_dim_ = t.get_or<std::int64_t>("use_dim", load_dim);
+      const auto load_dim = t.get<std::int64_t>("load_dim");
+      p.use_dim_ = t.get<std::int64_t>("use_dim");
       if (load_dim != 4) {
         throw config::ConfigError(t.origin("load_dim"), t.path() + ".load_dim",
                                   "KITTI velodyne files hold 4 floats per point (x, y, z, r)");
@@ -96,8 +96,8 @@ DetectionPipeline DetectionPipeline::from_config(const config::Config& dataset) 
     } else if (type == "Pack3DDetInputs") {
       // The dataset always packs points, and the boxes when annotations are loaded.
     } else if (type == "RandomFlip3D") {
-      const double h = t.get_or<double>("flip_ratio_bev_horizontal", 0.0);
-      const double v = t.get_or<double>("flip_ratio_bev_vertical", 0.0);
+      const double h = t.get<double>("flip_ratio_bev_horizontal");
+      const double v = t.get<double>("flip_ratio_bev_vertical");
       step = [h, v](data::DetectionSample& s, std::mt19937_64& rng) {
         data::random_flip_bev(s, h, rng);
         if (std::uniform_real_distribution<double>(0, 1)(rng) < v) flip_bev_vertical(s);
@@ -105,7 +105,7 @@ DetectionPipeline DetectionPipeline::from_config(const config::Config& dataset) 
     } else if (type == "GlobalRotScaleTrans") {
       const auto rot = pair(t, "rot_range");
       const auto scale = pair(t, "scale_ratio_range");
-      const auto std3 = t.get_or<std::vector<double>>("translation_std", {0.0, 0.0, 0.0});
+      const auto std3 = t.get<std::vector<double>>("translation_std");
       if (std3.size() != 3 || std3[0] != std3[1] || std3[1] != std3[2]) {
         throw config::ConfigError(t.origin("translation_std"), t.path() + ".translation_std",
                                   "must be three equal numbers (one std for x, y and z)");
@@ -129,8 +129,8 @@ DetectionPipeline DetectionPipeline::from_config(const config::Config& dataset) 
       step = object_sample_step(t, dataset, p.use_dim_);
     } else if (type == "ObjectNoise") {
       ObjectNoiseOptions o;
-      o.num_try = t.get_or<int>("num_try", o.num_try);
-      const auto std3 = t.get_or<std::vector<double>>("translation_std", {0.25, 0.25, 0.25});
+      o.num_try = t.get<int>("num_try");
+      const auto std3 = t.get<std::vector<double>>("translation_std");
       if (std3.size() != 3) {
         throw config::ConfigError(t.origin("translation_std"), t.path() + ".translation_std",
                                   "expected 3 numbers");

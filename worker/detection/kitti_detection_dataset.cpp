@@ -60,7 +60,7 @@ namespace {
 
 data::KittiDataset open_frames(const config::Config& cfg) {
   const std::string root = cfg.get<std::string>("data_root");
-  const std::string pts = cfg.get_or<std::string>("data_prefix.pts", "training/velodyne");
+  const std::string pts = cfg.get<std::string>("data_prefix.pts");
   if (pts != "training/velodyne") {
     throw config::ConfigError(cfg.origin("data_prefix.pts"), cfg.path() + ".data_prefix.pts",
                               "only the KITTI layout's training/velodyne is supported");
@@ -77,7 +77,7 @@ data::KittiDataset open_frames(const config::Config& cfg) {
 
 std::shared_ptr<engine::Dataset> build(const config::Config& cfg) {
   DetectionPipeline pipeline = DetectionPipeline::from_config(cfg);
-  const bool test_mode = cfg.get_or<bool>("test_mode", false);
+  const bool test_mode = cfg.get<bool>("test_mode");
   if (!test_mode && !pipeline.with_annotations()) {
     throw config::ConfigError(cfg.origin("pipeline"), cfg.path() + ".pipeline",
                               "a training dataset needs LoadAnnotations3D in its pipeline");
@@ -142,11 +142,10 @@ void ensure_synthetic_kitti(const std::string& root, const data::SynthKittiOptio
 std::shared_ptr<engine::Dataset> make_synthetic_kitti_dataset(const config::Config& cfg) {
   data::SynthKittiOptions o;
   o.scenes = cfg.get<int>("num_scenes");
-  o.seed = static_cast<std::uint64_t>(cfg.get_or<std::int64_t>("seed", 0));
-  o.val_fraction = cfg.get_or<double>("val_fraction", o.val_fraction);
-  o.scene.max_object_distance =
-      cfg.get_or<double>("max_object_distance", o.scene.max_object_distance);
-  o.scene.max_object_lateral = cfg.get_or<double>("max_object_lateral", o.scene.max_object_lateral);
+  o.seed = static_cast<std::uint64_t>(cfg.get<std::int64_t>("seed"));
+  o.val_fraction = cfg.get<double>("val_fraction");
+  o.scene.max_object_distance = cfg.get<double>("max_object_distance");
+  o.scene.max_object_lateral = cfg.get<double>("max_object_lateral");
   try {
     ensure_synthetic_kitti(cfg.get<std::string>("data_root"), o);
   } catch (const std::exception& e) {

@@ -20,11 +20,9 @@ void register_toy_components() {
   dataset_registry().add("SyntheticRegression", [](const config::Config& cfg) {
     SyntheticRegressionOptions o;
     o.num_samples = cfg.get<std::int64_t>("num_samples");
-    // Input/output widths default to ToyRegressor's (8 -> 1) when the config leaves them out.
-    o.in_dim = cfg.get_or<std::int64_t>("in_features", 8);
-    o.out_dim = cfg.get_or<std::int64_t>("out_features", 1);
-    o.noise = cfg.get_or<double>("noise", 0.0);
-    o.seed = static_cast<std::uint64_t>(cfg.get_or<std::int64_t>("seed", 0));
+    // 8 inputs -> 1 output (SyntheticRegressionOptions), the toy configs' ToyRegressor.
+    o.noise = cfg.get<double>("noise");
+    o.seed = static_cast<std::uint64_t>(cfg.get<std::int64_t>("seed"));
     return std::make_shared<SyntheticRegression>(o);
   });
   evaluator_registry().add("RegressionMetric", [](const config::Config&) {
