@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "worker/detection/detection_components.h"
+#include "worker/engine/hooks/hook_components.h"
 #include "worker/engine/registry.h"
 #include "worker/engine/toy/toy_components.h"
 
@@ -15,6 +16,7 @@ void register_builtin_components() {
     detection::register_detection_components(engine::model_registry(), engine::dataset_registry(),
                                              engine::evaluator_registry());
     engine::register_toy_components();
+    engine::register_hook_components();
   });
 }
 

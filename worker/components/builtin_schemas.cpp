@@ -2,6 +2,7 @@
 
 #include "worker/components/builtin_components.h"
 #include "worker/config/component_schemas.h"
+#include "worker/engine/hooks/hook_schemas.h"
 #include "worker/engine/toy/toy_schemas.h"
 #include "worker/models/pointpillars_fields.h"
 
@@ -13,6 +14,7 @@ void register_builtin_schemas() {
     config::ComponentSchemas& schemas = config::component_schemas();
     models::register_pointpillars_schemas(schemas);
     engine::register_toy_schemas(schemas);
+    engine::register_hook_schemas(schemas);
   });
 }
 

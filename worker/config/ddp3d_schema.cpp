@@ -426,6 +426,9 @@ S schema_root() {
                             .def_empty_map()
                             .doc("scale lr by (world batch / base_batch_size) when enabled")},
       {"default_hooks", default_hooks()},
+      {"custom_hooks", S::list(S::component("hook"))
+                           .def(Value::list())
+                           .doc("more hooks, mmengine's custom_hooks: [{type: EMAHook, ...}]")},
       {"visualizer", visualizer()},
       {"env_cfg", env_cfg()},
       {"randomness",

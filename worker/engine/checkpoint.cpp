@@ -35,6 +35,11 @@ std::string serialize_checkpoint(Model& model, torch::optim::Optimizer& optimize
     for (const std::string& s : state.rank_rng_states) states.push_back(s);
     root.write("rank_rng_states", c10::IValue(states));
   }
+  if (!state.hook_tensors.empty()) {
+    torch::serialize::OutputArchive hooks;
+    for (const auto& [key, tensor] : state.hook_tensors) hooks.write(key, tensor);
+    root.write("hooks", hooks);
+  }
   std::ostringstream out;
   root.save_to(out);
   return out.str();
@@ -96,6 +101,15 @@ void deserialize_checkpoint(const std::string& payload, const std::string& origi
       if (root.try_read("rank_rng_states", states)) {
         for (const c10::IValue& s : states.toListRef())
           state->rank_rng_states.push_back(s.toStringRef());
+      }
+      state->hook_tensors.clear();
+      torch::serialize::InputArchive hooks;
+      if (root.try_read("hooks", hooks)) {
+        for (const std::string& key : hooks.keys()) {
+          at::Tensor t;
+          hooks.read(key, t);
+          state->hook_tensors[key] = t;
+        }
       }
     }
   } catch (const c10::Error& e) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct TrainingState {
   at::Tensor torch_rng_state;  // rank 0's CPU generator state (undefined: not saved)
   // Every rank's CPU generator state in rank order (empty: not saved; older checkpoints).
   std::vector<std::string> rank_rng_states;
+  // What hooks keep across a resume (e.g. EMAHook's weights), by key; absent from the file
+  // when empty, so a run without such hooks writes the same bytes as before they existed.
+  std::map<std::string, at::Tensor> hook_tensors;
 };
 
 // Serialises model, optimizer and state into checkpoint payload bytes.

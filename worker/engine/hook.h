@@ -5,6 +5,7 @@
 // the loop.
 //
 // Points, in the order one epoch reaches them:
+//   after_load_checkpoint         (a resumed run)
 //   before_train
 //     before_train_epoch
 //       before_train_iter → forward → after_train_forward → update → after_train_iter
@@ -141,6 +142,9 @@ class Hook {
   virtual void after_val(LoopContext& /*loop*/, const ValResult& /*result*/) {}
   virtual void before_save_checkpoint(LoopContext& /*loop*/, TrainingState& /*state*/) {}
   virtual void after_save_checkpoint(LoopContext& /*loop*/, const SavedCheckpoint& /*saved*/) {}
+  // A resumed run, before before_train: the state the checkpoint held (model and optimizer are
+  // loaded already), so a hook can take back what it put in before_save_checkpoint.
+  virtual void after_load_checkpoint(LoopContext& /*loop*/, const TrainingState& /*state*/) {}
   // A signal noted in the loop's PendingSignal (pending_signal.h), delivered on the training
   // thread at the next iteration boundary of this rank (ranks may see it at different
   // iterations; a hook that stops them together agrees on an iteration with a collective).

@@ -11,6 +11,7 @@
 #include "worker/engine/checkpoint_file.h"
 #include "worker/engine/collective_resume.h"
 #include "worker/engine/data_order.h"
+#include "worker/engine/hook_registry.h"
 #include "worker/engine/hooks/checkpoint_hook.h"
 #include "worker/engine/hooks/invalid_loss_hook.h"
 #include "worker/engine/hooks/iter_timer_hook.h"
@@ -91,7 +92,7 @@ void Runner::resume() {
   start_epoch_ = state.epoch;
   start_iter_ = state.iter;
   start_rng_states_ = state.rank_rng_states;
-  resumed_ = true;
+  resumed_state_ = state;
   // The data order is defined by the global batch (data_order.h): with the same one, the
   // checkpoint's position is exact at any world size.
   const std::int64_t batch_size = options_.train_loader.batch_size;
@@ -146,6 +147,7 @@ TrainOutcome Runner::train() {
   TrainLoop loop(options_, ctx_, *model_, *optim_, ddp_.get(), train_data_, val_data_,
                  val_evaluator_.get(), iters_per_epoch_);
   loop.set_start(start_epoch_, start_iter_, start_rng_states_);
+  if (resumed_state_) loop.set_resumed_state(*resumed_state_);
   // mmengine's default_hooks, at its priorities.
   loop.add_hook(std::make_shared<IterTimerHook>(), HookPriority::kNormal);
   // Before any other after_train_forward hook sees the losses.
@@ -178,7 +180,7 @@ TrainOutcome Runner::train() {
       return evaluator->key_metric(metrics);
     };
   }
-  checkpoints.resumed = resumed_;
+  checkpoints.resumed = resumed_state_.has_value();
   loop.add_hook(std::make_shared<CheckpointHook>(std::move(checkpoints), log_),
                 HookPriority::kVeryLow);
   if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')
@@ -186,6 +188,11 @@ TrainOutcome Runner::train() {
   if (options_.val_pictures) {
     loop.add_hook(std::make_shared<ValPicturesHook>(log_, options_.val_picture_dir),
                   HookPriority::kNormal);
+  }
+  const HookBuildContext hook_ctx{log_, ctx_, *model_, options_.work_dir};
+  for (const config::Config& cfg : options_.custom_hooks) {
+    BuiltHook built = hook_registry().build(cfg, hook_ctx);
+    loop.add_hook(std::move(built.hook), built.priority);
   }
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
   // Last at every point: its after_train sees the final checkpoint written.

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "worker/engine/checkpoint.h"
 #include "worker/engine/dataset.h"
 #include "worker/engine/evaluator.h"
 #include "worker/engine/hook.h"
@@ -78,7 +79,7 @@ class Runner {
   std::int64_t start_epoch_ = 0;
   std::int64_t start_iter_ = 0;  // iterations completed before this run
   std::vector<std::string> start_rng_states_;
-  bool resumed_ = false;
+  std::optional<TrainingState> resumed_state_;  // what the resumed checkpoint held
   PendingSignal* pending_signal_ = nullptr;
   std::shared_ptr<PreemptionHook> preemption_;
 };

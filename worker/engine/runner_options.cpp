@@ -129,6 +129,7 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
                                 "needs validation: set val_dataloader and val_evaluator");
     }
   }
+  if (cfg.has("custom_hooks")) o.custom_hooks = cfg.list("custom_hooks");
   if (cfg.has("default_hooks.checkpoint.rule"))
     o.save_best_rule = cfg.get<std::string>("default_hooks.checkpoint.rule");
   o.skip_invalid_loss =

@@ -8,12 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "worker/config/config.h"
 #include "worker/engine/loss_scaler.h"
 #include "worker/engine/param_schedule.h"
-
-namespace ddp3d::config {
-class Config;
-}
 
 namespace ddp3d::engine {
 
@@ -91,6 +88,8 @@ struct RunnerOptions {
   // "less", "": the key metric's)
   std::string save_best;
   std::string save_best_rule;
+  // custom_hooks: one config node per hook, built by hook_registry() when training starts.
+  std::vector<config::Config> custom_hooks;
 };
 
 // Reads the options from a loaded (validated) config. Throws config::ConfigError naming the key

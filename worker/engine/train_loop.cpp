@@ -112,6 +112,7 @@ void TrainLoop::request_stop(const std::string& reason) {
 
 void TrainLoop::run() {
   model_.train();
+  if (resumed_state_) call_hooks(hooks_, &Hook::after_load_checkpoint, *this, *resumed_state_);
   call_hooks(hooks_, &Hook::before_train, *this);
   while (progress_.epoch < progress_.max_epochs && !stop_reason_) {
     run_epoch();

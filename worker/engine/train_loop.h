@@ -56,6 +56,9 @@ class TrainLoop final : public LoopContext {
   // saved, as the checkpoint holds them; empty: none) gives this rank its RNG back.
   void set_start(std::int64_t epochs_completed, std::int64_t global_iter,
                  const std::vector<std::string>& rng_states = {});
+  // The resumed checkpoint's state, handed to the hooks' after_load_checkpoint when run()
+  // starts.
+  void set_resumed_state(TrainingState state) { resumed_state_ = std::move(state); }
   void add_hook(std::shared_ptr<Hook> hook, HookPriority priority = HookPriority::kNormal);
   // Polled at every iteration boundary; a signal found there goes to the hooks' on_signal.
   void set_pending_signal(PendingSignal* pending) { pending_signal_ = pending; }
@@ -110,6 +113,7 @@ class TrainLoop final : public LoopContext {
   // A resume inside an epoch: the iterations of it already done, and this rank's RNG state.
   std::int64_t resume_iter_in_epoch_ = 0;
   std::string resume_rng_state_;
+  std::optional<TrainingState> resumed_state_;
 };
 
 }  // namespace ddp3d::engine

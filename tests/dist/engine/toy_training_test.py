@@ -180,6 +180,29 @@ class ToyTraining(unittest.TestCase):
             self.assertNotIn("rendezvous at", out)
             self.assertLess(time.time() - start, 30)
 
+    def test_ema_validates_the_average_and_a_resume_continues_it_exactly(self):
+        ema = ["--cfg-options", "custom_hooks=[{type: EMAHook, momentum: 0.1}]"]
+
+        def run(tag, args):
+            codes = wait_all(start_ranks(args, self.tmp, tag))
+            self.assertEqual(codes, [0, 0], read_output(self.tmp, tag))
+
+        def last(work, key):
+            with open(os.path.join(run_dirs(work)[-1], "vis_data", "scalars.json")) as f:
+                return [json.loads(line) for line in f if '"%s"' % key in line][-1]
+
+        plain, whole, split = (os.path.join(self.tmp, d) for d in ("plain", "whole", "split"))
+        run("plain", ["--work-dir", plain])
+        run("whole", ["--work-dir", whole] + ema)
+        # The average is what validation sees: not the trained weights' mse.
+        self.assertNotEqual(last(whole, "mse")["mse"], last(plain, "mse")["mse"])
+        # Stopped after epoch 4 and resumed: the same losses and the same validation.
+        run("first", ["--work-dir", split] + ema + ["train_cfg.max_epochs=4"])
+        run("second", ["--work-dir", split, "--resume"] + ema)
+        self.assertIn("resumed from", read_output(self.tmp, "second"))
+        self.assertEqual(last(split, "mse"), last(whole, "mse"))
+        self.assertEqual(last(split, "loss")["loss"], last(whole, "loss")["loss"])
+
     def test_accumulation_equals_the_bigger_batch(self):
         # Per rank: 2 micro-batches of 8 accumulated (the first under DDP no_sync) give the same
         # training as one batch of 16 (loss divisor, step timing, averaging all right).

@@ -20,13 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "worker/components/builtin_components.h"
+#include "worker/config/config.h"
+#include "worker/engine/hook_registry.h"
 #include "worker/engine/hooks/checkpoint_hook.h"
+#include "worker/engine/hooks/ema_hook.h"
 #include "worker/engine/hooks/invalid_loss_hook.h"
 #include "worker/engine/hooks/iter_timer_hook.h"
 #include "worker/engine/hooks/logger_hook.h"
 #include "worker/engine/hooks/param_scheduler_hook.h"
 #include "worker/engine/hooks/preemption_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
+#include "worker/engine/toy/toy_regressor.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -702,6 +707,138 @@ TEST_F(HookTest, PreemptionTakesItsOwnSignalAndIgnoresOthers) {
   EXPECT_EQ(loop.saved, std::vector<fs::path>{dir_ / "iter_3.pth"});
   EXPECT_EQ(hook.stopped_by(), SIGINT);
   EXPECT_THROW(PreemptionHook(dir_, 0, log), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ddp3d::engine
+
+namespace ddp3d::engine {
+namespace {
+
+// One stepped iteration as the loop reports it to after_train_iter.
+void stepped_iter(EmaHook& hook, FakeLoop& loop, std::int64_t global_iter, bool stepped = true) {
+  loop.p.global_iter = global_iter;
+  TrainIter iter;
+  iter.update.stepped = stepped;
+  hook.after_train_iter(loop, iter);
+}
+
+void set_params(ToyRegressor& m, double v) {
+  torch::NoGradGuard no_grad;
+  for (at::Tensor& p : m.parameters()) p.fill_(v);
+}
+
+TEST_F(HookTest, EmaAveragesAfterEachStepFromBeginIterEveryInterval) {
+  ToyRegressor model(2, {3}, 1);
+  EmaHook hook(model, {0.25, 2, 2});  // momentum 0.25, every 2nd step, after iteration 2
+  FakeLoop loop;
+  set_params(model, 1.0);
+  stepped_iter(hook, loop, 0);  // 1 done: before begin_iter
+  stepped_iter(hook, loop, 1);  // 2 done: not after begin_iter
+  EXPECT_EQ(hook.updates(), 0);
+  stepped_iter(hook, loop, 3);  // 4 done: the first update copies
+  set_params(model, 3.0);
+  stepped_iter(hook, loop, 4);                     // 5 done: not on the interval
+  stepped_iter(hook, loop, 5, /*stepped=*/false);  // accumulating: no new weights
+  EXPECT_EQ(hook.updates(), 1);
+  stepped_iter(hook, loop, 5);  // 6 done: 0.75 * 1 + 0.25 * 3 = 1.5
+  EXPECT_EQ(hook.updates(), 2);
+  for (const at::Tensor& e : hook.averaged()) EXPECT_TRUE(at::allclose(e, at::full_like(e, 1.5)));
+  // Validation sees the average; training gets its weights back after.
+  hook.before_val(loop);
+  for (const at::Tensor& p : model.parameters())
+    EXPECT_TRUE(at::allclose(p, at::full_like(p, 1.5)));
+  hook.after_val(loop, ValResult{});
+  for (const at::Tensor& p : model.parameters())
+    EXPECT_TRUE(at::allclose(p, at::full_like(p, 3.0)));
+  EXPECT_THROW(EmaHook(model, {0.0, 1, 0}), std::invalid_argument);
+  EXPECT_THROW(EmaHook(model, {0.5, 0, 0}), std::invalid_argument);
+}
+
+TEST_F(HookTest, EmaCheckpointHoldsTheAverageAsTheModelAndResumesExactly) {
+  ToyRegressor model(2, {3}, 1);
+  EmaHook hook(model, {0.5, 1, 0});
+  FakeLoop loop;
+  set_params(model, 2.0);
+  stepped_iter(hook, loop, 0);
+  set_params(model, 4.0);
+  stepped_iter(hook, loop, 1);  // average 3
+  TrainingState state;
+  hook.before_save_checkpoint(loop, state);
+  // What the file's model holds while it is written: the average.
+  std::vector<at::Tensor> saved_model;
+  for (const at::Tensor& p : model.parameters()) saved_model.push_back(p.detach().clone());
+  for (const at::Tensor& p : saved_model) EXPECT_TRUE(at::allclose(p, at::full_like(p, 3.0)));
+  hook.after_save_checkpoint(loop, SavedCheckpoint{dir_ / "epoch_1.pth", true});
+  for (const at::Tensor& p : model.parameters())
+    EXPECT_TRUE(at::allclose(p, at::full_like(p, 4.0)));
+  EXPECT_EQ(state.hook_tensors.size(), model.parameters().size() + 1);
+
+  // A new process loads the checkpoint: the model gets the file's (average) weights, then the
+  // hook takes the trained ones back and continues with the same average.
+  ToyRegressor resumed(2, {3}, 1);
+  {
+    torch::NoGradGuard no_grad;
+    const auto dst = resumed.parameters();
+    for (std::size_t i = 0; i < dst.size(); ++i) dst[i].copy_(saved_model[i]);
+  }
+  EmaHook again(resumed, {0.5, 1, 0});
+  again.after_load_checkpoint(loop, state);
+  EXPECT_EQ(again.updates(), 2);
+  for (const at::Tensor& p : resumed.parameters())
+    EXPECT_TRUE(at::allclose(p, at::full_like(p, 4.0)));
+  for (const at::Tensor& e : again.averaged()) EXPECT_TRUE(at::allclose(e, at::full_like(e, 3.0)));
+  // A checkpoint of another model is refused.
+  ToyRegressor other(5, {3}, 1);
+  EmaHook mismatch(other, {0.5, 1, 0});
+  EXPECT_THROW(mismatch.after_load_checkpoint(loop, state), std::runtime_error);
+  // A checkpoint written without the hook leaves it to start anew.
+  EmaHook fresh(resumed, {0.5, 1, 0});
+  fresh.after_load_checkpoint(loop, TrainingState{});
+  EXPECT_EQ(fresh.updates(), 0);
+}
+
+TEST_F(HookTest, HookRegistryBuildsByTypeAtItsPriorityAndNamesBadKeys) {
+  components::register_builtin_schemas();
+  const fs::path file = dir_ / "hooks.yaml";
+  const std::string base =
+      "model: {type: ToyRegressor, in_features: 2, hidden: [4], out_features: 1}\n"
+      "train_dataloader: {batch_size: 1, dataset: {type: SyntheticRegression, num_samples: 4}}\n"
+      "optim_wrapper: {optimizer: {type: AdamW, lr: 0.001}}\n"
+      "train_cfg: {max_epochs: 1}\n";
+  std::ofstream(file) << base
+                      << "custom_hooks: [{type: EMAHook}, {type: EMAHook, priority: VERY_HIGH}]\n";
+  const std::vector<config::Config> hooks = config::load(file).list("custom_hooks");
+  HookRegistry registry;
+  TrainLog log(false, dir_, "x");
+  ToyRegressor model(2, {3}, 1);
+  RunContext run;
+  const HookBuildContext ctx{log, run, model, dir_};
+  try {
+    registry.build(hooks[0], ctx);  // a schema without a factory (e.g. a tool that only validates)
+    FAIL();
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("custom_hooks.0.type"), std::string::npos) << e.what();
+  }
+  const auto noop = [](const config::Config&, const HookBuildContext&) {
+    return std::make_shared<Hook>();
+  };
+  registry.add("EMAHook", noop, HookPriority::kLow);
+  EXPECT_THROW(registry.add("EMAHook", noop, HookPriority::kLow), std::logic_error);
+  EXPECT_EQ(registry.build(hooks[0], ctx).priority, HookPriority::kLow);  // the type's default
+  EXPECT_EQ(registry.build(hooks[1], ctx).priority, HookPriority::kVeryHigh);
+  // The schema refuses what no registry should see: an unknown type, an unknown priority.
+  for (const std::string& bad :
+       {std::string("custom_hooks: [{type: Nope}]\n"),
+        std::string("custom_hooks: [{type: EMAHook, priority: SOON}]\n")}) {
+    std::ofstream(file) << base << bad;
+    try {
+      config::load(file);
+      FAIL() << bad;
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("custom_hooks.0."), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
