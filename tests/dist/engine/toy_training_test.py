@@ -196,6 +196,19 @@ class ToyTraining(unittest.TestCase):
         run("whole", ["--work-dir", whole] + ema)
         # The average is what validation sees: not the trained weights' mse.
         self.assertNotEqual(last(whole, "mse")["mse"], last(plain, "mse")["mse"])
+        # The checkpoint holds the average as the model: `ddp3d test` on the validation data
+        # gets the last validation's mse back.
+        test = subprocess.run(
+            [BINARY, "test", CONFIG, os.path.join(whole, "epoch_6.pth"), "--work-dir",
+             os.path.join(self.tmp, "tested"),
+             "--cfg-options", "test_evaluator={type: RegressionMetric}",
+             "test_dataloader={batch_size: 64, dataset: {type: SyntheticRegression, "
+             "num_samples: 256, test_mode: true}}"],
+            capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        self.assertEqual(test.returncode, 0, test.stdout + test.stderr)
+        with open(os.path.join(self.tmp, "tested", "test_metrics.json")) as f:
+            tested = json.load(f)["metrics"]["mse"]
+        self.assertAlmostEqual(tested, last(whole, "mse")["mse"], places=9)
         # Stopped after epoch 4 and resumed: the same losses and the same validation.
         run("first", ["--work-dir", split] + ema + ["train_cfg.max_epochs=4"])
         run("second", ["--work-dir", split, "--resume"] + ema)
