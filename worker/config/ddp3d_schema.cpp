@@ -263,13 +263,25 @@ S param_scheduler() {
 }
 
 S train_cfg() {
-  return S::map({
-                    {"by_epoch", S::boolean().def(true)},
-                    {"max_epochs", S::integer().min(1).doc("when by_epoch")},
-                    {"max_iters", S::integer().min(1).doc("when not by_epoch")},
-                    {"val_interval", S::integer().min(1).def(1).doc("validate every N epochs")},
-                    {"val_begin", S::integer().min(1).def(1)},
-                })
+  return S::map(
+             {
+                 {"type", S::string()
+                              .one_of({"EpochBasedTrainLoop", "IterBasedTrainLoop"})
+                              .def_null()
+                              .doc("mmengine's loops; null: by_epoch decides")},
+                 {"by_epoch", S::boolean().def_null().doc(
+                                  "mmengine's older spelling of type: false is an "
+                                  "IterBasedTrainLoop; null (and no type): EpochBasedTrainLoop")},
+                 {"max_epochs", S::integer().min(1).doc("EpochBasedTrainLoop: epochs to train")},
+                 {"max_iters", S::integer().min(1).doc(
+                                   "IterBasedTrainLoop: iterations to train, passing over the "
+                                   "data as often as it takes")},
+                 {"val_interval",
+                  S::integer().min(1).def(1).doc(
+                      "validate every N epochs (IterBasedTrainLoop: iterations) and at the end")},
+                 {"val_begin",
+                  S::integer().min(1).def(1).doc("the first epoch (iteration) that may validate")},
+             })
       .required()
       .doc("the training loop");
 }

@@ -44,8 +44,15 @@ struct LoopProgress {
   std::int64_t global_iter = 0;
   std::int64_t epochs_completed = 0;  // whole epochs done (checkpoints record this)
   std::int64_t iters_per_epoch = 0;
+  // The epochs the loop may start: max_epochs of an EpochBasedTrainLoop, or the passes over
+  // the data an IterBasedTrainLoop needs for its iterations (the last one may end early).
   std::int64_t max_epochs = 0;
-  std::int64_t max_iters() const { return max_epochs * iters_per_epoch; }
+  // IterBasedTrainLoop's max_iters; 0 for an EpochBasedTrainLoop, which ends after max_epochs.
+  std::int64_t iteration_limit = 0;
+  bool by_epoch() const { return iteration_limit == 0; }
+  std::int64_t max_iters() const {
+    return by_epoch() ? max_epochs * iters_per_epoch : iteration_limit;
+  }
 };
 
 // One training iteration as its hooks see it. Fields fill as the iteration advances; a hook may

@@ -51,7 +51,8 @@ Runner::Runner(RunnerOptions options, RunContext ctx, std::shared_ptr<Model> mod
   ow.precision = options_.precision;
   ow.loss_scaler = options_.loss_scaler;
   ow.accumulative_counts = options_.accumulative_counts;
-  ow.max_iters = options_.max_epochs * iters_per_epoch_;
+  ow.max_iters =
+      options_.max_iters > 0 ? options_.max_iters : options_.max_epochs * iters_per_epoch_;
   ow.clip_max_norm = options_.clip_max_norm;
   ow.clip_norm_type = options_.clip_norm_type;
   optim_ = std::make_unique<OptimWrapper>(*model_, ow);

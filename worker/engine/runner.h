@@ -42,8 +42,8 @@ class Runner {
          std::shared_ptr<Evaluator> val_evaluator, TrainLog& log);
   ~Runner();
 
-  // Resumes when options.resume says so, then trains to max_epochs, or until a SIGTERM noted
-  // in the pending signal (set_pending_signal) stops every rank at one iteration with a
+  // Resumes when options.resume says so, then trains to max_epochs (max_iters), or until a SIGTERM
+  // noted in the pending signal (set_pending_signal) stops every rank at one iteration with a
   // checkpoint (kPreempted).
   TrainOutcome train();
   // Where the process's signal handler notes SIGTERM/SIGINT (not owned; may be null).

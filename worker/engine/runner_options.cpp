@@ -1,6 +1,7 @@
 #include "worker/engine/runner_options.h"
 
 #include "worker/config/config.h"
+#include "worker/config/consistency.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -35,11 +36,11 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
                                    : std::filesystem::path("work_dirs") / cfg.file().stem();
 
   const config::Config train = cfg.node("train_cfg");
-  if (!train.get<bool>("by_epoch")) {
-    throw config::ConfigError(cfg.origin("train_cfg.by_epoch"), "train_cfg.by_epoch",
-                              "iteration-based training loops are not supported; use max_epochs");
+  if (config::iteration_based_train_loop(train)) {
+    o.max_iters = train.get<std::int64_t>("max_iters");
+  } else {
+    o.max_epochs = train.get<std::int64_t>("max_epochs");
   }
-  o.max_epochs = train.get<std::int64_t>("max_epochs");
   o.val_interval = train.get<std::int64_t>("val_interval");
   o.val_begin = train.get<std::int64_t>("val_begin");
 

@@ -44,8 +44,11 @@ struct LoaderSpec {
 
 struct RunnerOptions {
   std::filesystem::path work_dir;
-  // train_cfg
+  // train_cfg: an EpochBasedTrainLoop trains max_epochs; an IterBasedTrainLoop (max_iters > 0)
+  // trains max_iters iterations, passing over the data as often as it takes. val_interval and
+  // val_begin count epochs, or iterations in an IterBasedTrainLoop.
   std::int64_t max_epochs = 1;
+  std::int64_t max_iters = 0;
   std::int64_t val_interval = 1;
   std::int64_t val_begin = 1;
   // optim_wrapper

@@ -74,7 +74,13 @@ TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model&
       val_evaluator_(val_evaluator) {
   if (iters_per_epoch < 1) throw std::invalid_argument("TrainLoop: iters_per_epoch must be >= 1");
   progress_.iters_per_epoch = iters_per_epoch;
-  progress_.max_epochs = options_.max_epochs;
+  if (options_.max_iters > 0) {
+    // IterBasedTrainLoop: as many passes over the data as its iterations need.
+    progress_.iteration_limit = options_.max_iters;
+    progress_.max_epochs = (options_.max_iters + iters_per_epoch - 1) / iters_per_epoch;
+  } else {
+    progress_.max_epochs = options_.max_epochs;
+  }
 }
 
 TrainLoop::~TrainLoop() = default;
@@ -114,10 +120,11 @@ void TrainLoop::run() {
   model_.train();
   if (resumed_state_) call_hooks(hooks_, &Hook::after_load_checkpoint, *this, *resumed_state_);
   call_hooks(hooks_, &Hook::before_train, *this);
-  while (progress_.epoch < progress_.max_epochs && !stop_reason_) {
+  while (progress_.epoch < progress_.max_epochs && progress_.global_iter < progress_.max_iters() &&
+         !stop_reason_) {
     run_epoch();
     if (stop_reason_) break;
-    if (validation_due()) validate();
+    if (progress_.by_epoch() && validation_due()) validate();
   }
   call_hooks(hooks_, &Hook::after_train, *this);
 }
@@ -131,7 +138,10 @@ void TrainLoop::run_epoch() {
   const EpochData data = open_train_data(first);
   progress_.iter_in_epoch = first;
   call_hooks(hooks_, &Hook::before_train_epoch, *this);
-  for (std::int64_t i = first; i < progress_.iters_per_epoch && !stop_reason_; ++i) {
+  std::int64_t i = first;
+  for (; i < progress_.iters_per_epoch && progress_.global_iter < progress_.max_iters() &&
+         !stop_reason_;
+       ++i) {
     progress_.iter_in_epoch = i;
     const auto k = static_cast<std::size_t>(i - first);
     const std::vector<std::vector<std::int64_t>>& micro = data.micro_batches.at(k);
@@ -143,8 +153,13 @@ void TrainLoop::run_epoch() {
     }
     run_iter(micro, std::move(host_batches), data.order.iteration_size(i));
     take_pending_signal();
+    // IterBasedTrainLoop validates between iterations; a stop agreed at this boundary
+    // (preemption) has saved already and leaves it to the resumed run's next one.
+    if (!progress_.by_epoch() && !stop_reason_ && validation_due()) validate();
   }
-  if (stop_reason_) return;  // an unfinished epoch is not reported as done
+  // An unfinished epoch is not reported as done: a stop, or the last iteration of an
+  // IterBasedTrainLoop inside a pass.
+  if (stop_reason_ || i < progress_.iters_per_epoch) return;
   progress_.epochs_completed = progress_.epoch + 1;
   call_hooks(hooks_, &Hook::after_train_epoch, *this);
   ++progress_.epoch;
@@ -264,8 +279,9 @@ void TrainLoop::take_pending_signal() {
 
 bool TrainLoop::validation_due() const {
   if (!val_data_ || val_evaluator_ == nullptr || !options_.val_loader) return false;
-  const std::int64_t done = progress_.epochs_completed;
-  const bool last = done == progress_.max_epochs;
+  const bool by_epoch = progress_.by_epoch();
+  const std::int64_t done = by_epoch ? progress_.epochs_completed : progress_.global_iter;
+  const bool last = done == (by_epoch ? progress_.max_epochs : progress_.max_iters());
   return done >= options_.val_begin && (done % options_.val_interval == 0 || last);
 }
 
@@ -285,9 +301,13 @@ void TrainLoop::validate() {
     std::filesystem::remove_all(draw->dir);
     std::filesystem::create_directories(draw->dir);
   }
+  // Validation leaves the training's random state as it found it, so a run resumed after it
+  // trains on exactly as the uninterrupted one (an IterBasedTrainLoop validates mid-epoch).
+  const std::string rng_state = cpu_rng_state();
   ValResult result;
   result.metrics = evaluate(model_, *val_data_, *options_.val_loader, *val_evaluator_, ctx_,
                             draw ? &*draw : nullptr);
+  set_cpu_rng_state(rng_state);
   result.iters = eval_iters(val_data_->size(), ctx_, options_.val_loader->batch_size);
   call_hooks(hooks_, &Hook::after_val, *this, result);
 }

@@ -1,8 +1,11 @@
-// The epoch-based train loop (mmengine's EpochBasedTrainLoop): a short sequence of named steps
-// with hook points between them (hook.h). Per epoch: seed the epoch's RNG, open the loader,
-// run its iterations (fetch → before_train_iter → forward → after_train_forward → update →
-// after_train_iter → take a pending signal), after_train_epoch; then validate when due. What
-// happens around the steps — logging, metrics, checkpoints, timing, scheduling — is in hooks.
+// The train loop, mmengine's EpochBasedTrainLoop and IterBasedTrainLoop in one: a short
+// sequence of named steps with hook points between them (hook.h). Per epoch (a pass over the
+// data): seed the epoch's RNG, open the loader, run its iterations (fetch → before_train_iter →
+// forward → after_train_forward → update → after_train_iter → take a pending signal),
+// after_train_epoch; then validate when due. An IterBasedTrainLoop (RunnerOptions::max_iters)
+// passes over the data until max_iters iterations are done, validates after every
+// val_interval-th iteration, and ends inside a pass without its after_train_epoch. What happens
+// around the steps — logging, metrics, checkpoints, timing, scheduling — is in hooks.
 // Below its batch world size (data_order.h) a rank trains its share of each iteration in
 // micro-batches: every one but the last runs backward under DDP's no_sync, the hooks still see
 // one iteration.
@@ -39,8 +42,8 @@ void set_cpu_rng_state(const std::string& bytes);
 
 class TrainLoop final : public LoopContext {
  public:
-  // Reads max_epochs, val_begin, val_interval and the loaders from `options`. `ddp` (may be
-  // null: one process), `val_data` and `val_evaluator` (null: no validation) are not owned;
+  // Reads max_epochs (or max_iters), val_begin, val_interval and the loaders from `options`. `ddp`
+  // (may be null: one process), `val_data` and `val_evaluator` (null: no validation) are not owned;
   // everything must outlive the loop.
   TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model, OptimWrapper& optim,
             dist::DistributedDataParallel* ddp, std::shared_ptr<const Dataset> train_data,
@@ -63,7 +66,7 @@ class TrainLoop final : public LoopContext {
   // Polled at every iteration boundary; a signal found there goes to the hooks' on_signal.
   void set_pending_signal(PendingSignal* pending) { pending_signal_ = pending; }
 
-  // Trains from the start epoch to max_epochs, or until a hook requests a stop.
+  // Trains from the start to max_epochs (max_iters), or until a hook requests a stop.
   void run();
 
   // LoopContext

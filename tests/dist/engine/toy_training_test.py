@@ -17,6 +17,7 @@ import unittest
 
 BINARY = os.path.join(os.environ["DDP3D_BINARY_DIR"], "worker", "ddp3d")
 CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "toy", "toy_regression_2proc.yaml")
+ITER_CONFIG = os.path.join(os.environ["DDP3D_SOURCE_DIR"], "configs", "toy", "toy_regression_iter_2proc.yaml")
 WORLD = 2
 
 
@@ -26,7 +27,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_ranks(args, log_dir, tag, world=WORLD, extra_env=None):
+def start_ranks(args, log_dir, tag, world=WORLD, extra_env=None, config=CONFIG):
     """Starts `world` ranks with `args`, or with `args(rank)` when it is a function (per-rank
     work dirs), and `extra_env` added to this process's environment."""
     rank_args = args if callable(args) else (lambda rank: args)
@@ -39,7 +40,7 @@ def start_ranks(args, log_dir, tag, world=WORLD, extra_env=None):
                    LOCAL_WORLD_SIZE=str(world), GROUP_RANK="0", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), OMP_NUM_THREADS="1", **(extra_env or {}))
         with open(os.path.join(log_dir, "%s_rank%d.txt" % (tag, rank)), "w") as out:
-            procs.append(subprocess.Popen([BINARY, "train", CONFIG, "--launcher", "pytorch"] + rank_args(rank),
+            procs.append(subprocess.Popen([BINARY, "train", config, "--launcher", "pytorch"] + rank_args(rank),
                                           env=env, stdout=out, stderr=subprocess.STDOUT,
                                           start_new_session=True))
     return procs
@@ -215,6 +216,41 @@ class ToyTraining(unittest.TestCase):
         self.assertIn("resumed from", read_output(self.tmp, "second"))
         self.assertEqual(last(split, "mse"), last(whole, "mse"))
         self.assertEqual(last(split, "loss")["loss"], last(whole, "loss")["loss"])
+
+    def test_an_iteration_loop_validates_mid_epoch_and_resumes_exactly(self):
+        # configs/toy/toy_regression_iter_2proc.yaml: 80 iterations of 32 per pass, validation
+        # and checkpoints every 30 iterations and at the end.
+        def run(tag, args):
+            procs = start_ranks(args, self.tmp, tag, config=ITER_CONFIG)
+            self.assertEqual(wait_all(procs), [0, 0], read_output(self.tmp, tag))
+
+        def records(work):
+            with open(os.path.join(run_dirs(work)[-1], "vis_data", "scalars.json")) as f:
+                lines = [json.loads(line) for line in f if line.strip()]
+            return [r for r in lines if "lr" in r], [r for r in lines if "mse" in r]
+
+        whole = os.path.join(self.tmp, "whole")
+        run("whole", ["--work-dir", whole, "--cfg-options", "default_hooks.checkpoint.save_best=auto"])
+        train, vals = records(whole)
+        print("iteration loop: validations at %s, mse %s" % ([v["step"] for v in vals],
+                                                            [round(v["mse"], 6) for v in vals]))
+        self.assertEqual([v["step"] for v in vals], [30, 60, 80])
+        self.assertEqual(train[-1]["iter"], 80)
+        self.assertLess(vals[-1]["mse"], vals[0]["mse"])
+        self.assertEqual(sorted(os.path.basename(p) for p in glob.glob(os.path.join(whole, "*.pth"))),
+                         sorted(["iter_30.pth", "iter_60.pth", "iter_80.pth",
+                                 "best_mse_iter_%d.pth" % min(vals, key=lambda v: v["mse"])["step"]]))
+        # Resumed from iter_30.pth, inside the first pass and after its validation: the same
+        # losses and validations from there on, and no second validation at 30.
+        split = os.path.join(self.tmp, "split")
+        os.makedirs(split)
+        shutil.copy(os.path.join(whole, "iter_30.pth"), split)
+        run("resumed", ["--work-dir", split, "--resume"])
+        self.assertIn("resumed from %s" % os.path.join(split, "iter_30.pth"), read_output(self.tmp, "resumed"))
+        train2, vals2 = records(split)
+        self.assertEqual([r["iter"] for r in train2], [r["iter"] for r in train if r["iter"] > 30])
+        self.assertEqual([r["loss"] for r in train2], [r["loss"] for r in train if r["iter"] > 30])
+        self.assertEqual([(v["step"], v["mse"]) for v in vals2], [(v["step"], v["mse"]) for v in vals[1:]])
 
     def test_accumulation_equals_the_bigger_batch(self):
         # Per rank: 2 micro-batches of 8 accumulated (the first under DDP no_sync) give the same

@@ -81,7 +81,20 @@ INSTANTIATE_TEST_SUITE_P(
                      "greater than begin (12), got 4"},
         Inconsistent{"iteration_loop_without_max_iters",
                      {"train_cfg.by_epoch=false"},
-                     "train_cfg.max_iters: missing required key (by_epoch is false)"}),
+                     "train_cfg.max_iters: missing required key (the loop is IterBasedTrainLoop, "
+                     "which counts iterations)"},
+        Inconsistent{"iteration_loop_given_max_epochs",
+                     {"train_cfg.by_epoch=false", "train_cfg.max_iters=100"},
+                     "train_cfg.max_epochs: not a key of IterBasedTrainLoop; it trains max_iters "
+                     "iterations"},
+        Inconsistent{"loop_type_contradicting_by_epoch",
+                     {"train_cfg.type=IterBasedTrainLoop", "train_cfg.max_iters=100"},
+                     "train_cfg.by_epoch: contradicts train_cfg.type"},
+        Inconsistent{"epoch_loop_given_max_iters",
+                     {"train_cfg.max_iters=100"},
+                     "--cfg-options train_cfg.max_iters=100: train_cfg.max_iters: not a key of "
+                     "EpochBasedTrainLoop; set train_cfg.type: IterBasedTrainLoop to count "
+                     "iterations"}),
     [](const ::testing::TestParamInfo<Inconsistent>& info) {
       return std::string(info.param.name);
     });

@@ -171,6 +171,97 @@ TEST_F(TrainLoopTest, ATestHookAddedToTheRunnerSeesEveryPointWithItsEpochAndIter
   EXPECT_EQ(recorder->calls, expected);
 }
 
+// IterBasedTrainLoop: 7 iterations over 3-iteration passes; validation and iteration
+// checkpoints every 3 iterations, the last ones at 7, inside the third pass (which gets no
+// after_train_epoch).
+TEST_F(TrainLoopTest, AnIterationLoopValidatesBetweenIterationsAndEndsInsideAnEpoch) {
+  RunnerOptions o = options_for(dir_);
+  o.max_iters = 7;
+  o.val_interval = 3;
+  o.checkpoint_by_epoch = false;
+  o.checkpoint_interval = 3;
+  o.val_loader = LoaderSpec{};
+  o.val_loader->batch_size = 16;
+  SyntheticRegressionOptions v;
+  v.num_samples = 32;
+  auto recorder = std::make_shared<RecordingHook>();
+  TrainLog log(false, dir_, "x");
+  Runner runner(o, RunContext{}, fresh_model(), data(48), std::make_shared<SyntheticRegression>(v),
+                std::make_shared<RegressionMetric>(), log);
+  runner.add_hook(recorder);
+  runner.train();
+
+  const auto iteration = [](std::vector<std::string>& calls, std::int64_t epoch, std::int64_t i,
+                            std::int64_t g) {
+    for (const char* point : {"after_train_forward", "after_train_iter"})
+      calls.push_back(at(point, epoch, i, g));
+  };
+  const auto saved = [](std::vector<std::string>& calls, std::int64_t epoch, std::int64_t i,
+                        std::int64_t g, std::int64_t state_epoch) {
+    calls.push_back(at("before_save_checkpoint state.epoch=" + std::to_string(state_epoch) +
+                           " state.iter=" + std::to_string(g),
+                       epoch, i, g));
+    calls.push_back(
+        at("after_save_checkpoint iter_" + std::to_string(g) + ".pth written", epoch, i, g));
+  };
+  std::vector<std::string> e{at("before_train", 0, 0, 0), at("before_train_epoch", 0, 0, 0)};
+  for (std::int64_t g = 0; g < 3; ++g) {
+    e.push_back(at("before_train_iter", 0, g, g));
+    iteration(e, 0, g, g);
+  }
+  e.push_back(at("before_val", 0, 2, 3));
+  e.push_back(at("after_val", 0, 2, 3));
+  e.push_back(at("after_train_epoch", 0, 2, 3));
+  e.push_back(at("before_train_epoch", 1, 0, 3));
+  for (std::int64_t g = 3; g < 6; ++g) {
+    e.push_back(at("before_train_iter", 1, g - 3, g));
+    if (g == 3) saved(e, 1, 0, 3, 1);  // at the boundary after iteration 3's validation
+    iteration(e, 1, g - 3, g);
+  }
+  e.push_back(at("before_val", 1, 2, 6));
+  e.push_back(at("after_val", 1, 2, 6));
+  e.push_back(at("after_train_epoch", 1, 2, 6));
+  e.push_back(at("before_train_epoch", 2, 0, 6));
+  e.push_back(at("before_train_iter", 2, 0, 6));
+  saved(e, 2, 0, 6, 2);
+  iteration(e, 2, 0, 6);
+  e.push_back(at("before_val", 2, 0, 7));  // the last iteration validates too
+  e.push_back(at("after_val", 2, 0, 7));
+  e.push_back(at("after_train", 2, 0, 7));
+  saved(e, 2, 0, 7, 2);  // save_last, after the loop: no epoch ended there
+  EXPECT_EQ(recorder->calls, e);
+  EXPECT_TRUE(fs::exists(dir_ / "iter_7.pth"));
+  EXPECT_FALSE(fs::exists(dir_ / "epoch_2.pth"));
+}
+
+// A run resumed from an IterBasedTrainLoop's checkpoint inside an epoch ends with the same
+// weights, bit for bit, as the run that was not interrupted.
+TEST_F(TrainLoopTest, AnIterationLoopResumedInsideAnEpochEndsWithTheSameWeights) {
+  RunnerOptions o = options_for(dir_ / "whole");
+  o.max_iters = 8;
+  o.checkpoint_by_epoch = false;
+  o.checkpoint_interval = 4;  // iter_4.pth: one iteration into the second pass
+  o.train_loader.shuffle = true;
+  fs::create_directories(dir_ / "whole");
+  fs::create_directories(dir_ / "resumed");
+  TrainLog log(false, dir_, "x");
+  const auto whole = fresh_model();
+  Runner(o, RunContext{}, whole, data(48), nullptr, nullptr, log).train();
+  ASSERT_TRUE(fs::exists(dir_ / "whole" / "iter_4.pth"));
+
+  RunnerOptions r = o;
+  r.work_dir = dir_ / "resumed";
+  r.resume = (dir_ / "whole" / "iter_4.pth").string();
+  torch::manual_seed(99);  // the resumed run must not depend on the process's RNG
+  const auto resumed = std::make_shared<ToyRegressor>(8, std::vector<std::int64_t>{16}, 1);
+  Runner(r, RunContext{}, resumed, data(48), nullptr, nullptr, log).train();
+  const auto a = whole->parameters();
+  const auto b = resumed->parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(at::equal(a[k], b[k])) << k;
+  EXPECT_TRUE(fs::exists(dir_ / "resumed" / "iter_8.pth"));
+}
+
 // Appends its name to a shared list at before_train_iter.
 class NamedHook : public Hook {
  public:

@@ -126,10 +126,19 @@ void CheckpointHook::after_train_epoch(LoopContext& loop) {
     return;
   }
   // Iteration mode: the end of training has no next boundary, so the last one saves here.
-  if (!options_.save_last || p.epochs_completed != p.max_epochs) return;
-  const std::int64_t done = p.max_iters();
-  if (done == last_saved_iter_) return;
-  loop.save_checkpoint(options_.work_dir / ("iter_" + std::to_string(done) + ".pth"));
+  save_last_iteration(loop);
+}
+
+void CheckpointHook::after_train(LoopContext& loop) {
+  // An IterBasedTrainLoop may end inside an epoch, with no after_train_epoch to save at.
+  if (!loop.stop_reason()) save_last_iteration(loop);
+}
+
+void CheckpointHook::save_last_iteration(LoopContext& loop) {
+  const LoopProgress& p = loop.progress();
+  if (!options_.save_last || p.global_iter != p.max_iters() || p.global_iter == last_saved_iter_)
+    return;
+  loop.save_checkpoint(options_.work_dir / ("iter_" + std::to_string(p.global_iter) + ".pth"));
 }
 
 std::optional<std::pair<std::string, bool>> CheckpointHook::best_metric(const MetricMap& metrics) {
@@ -191,8 +200,9 @@ void CheckpointHook::after_val(LoopContext& loop, const ValResult& result) {
   std::string stem = "best_";
   for (const char c : metric ? metric->first : std::string("metric"))
     stem += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' ? c : '_';
-  stem += options_.by_epoch ? "_epoch_" + std::to_string(p.epochs_completed)
-                            : "_iter_" + std::to_string(p.global_iter);
+  // An IterBasedTrainLoop validates inside epochs: its best files are named by iteration.
+  stem += options_.by_epoch && p.by_epoch() ? "_epoch_" + std::to_string(p.epochs_completed)
+                                            : "_iter_" + std::to_string(p.global_iter);
   if (improved) {
     log_.info("save_best: " + metric->first + " = " + std::to_string(value) +
               (best_score_ ? " (best before: " + std::to_string(*best_score_) + ")" : ""));
@@ -205,12 +215,16 @@ void CheckpointHook::after_val(LoopContext& loop, const ValResult& result) {
 }
 
 void CheckpointHook::after_save_checkpoint(LoopContext& loop, const SavedCheckpoint& saved) {
-  // Every checkpoint the loop writes (this hook's or another's) restarts the time interval on
-  // every rank; the bookkeeping below is the writing rank's.
-  last_save_ = clock_();
-  last_saved_iter_ = loop.progress().global_iter;
+  // Every resume point the loop writes (this hook's or another's) restarts the time interval
+  // on every rank. The best file is not one: an interval or the last checkpoint due at the
+  // same iteration is still written. The bookkeeping below is the writing rank's.
+  const bool best = saved.path == best_checkpoint_;
+  if (!best) {
+    last_save_ = clock_();
+    last_saved_iter_ = loop.progress().global_iter;
+  }
   if (!saved.written) return;
-  if (saved.path == best_checkpoint_) {
+  if (best) {
     // Not a resume point of its own (last_checkpoint and max_keep are about those): the
     // training state it holds is also in the interval's checkpoints.
     write_best_checkpoint_record(options_.work_dir,

@@ -10,7 +10,9 @@
 //                           hook's), at the next update boundary: iter_<N>.pth. Ranks' clocks
 //                           differ, so they agree with a 1-element all-reduce at each boundary
 //                           (only when this is set); every rank then saves at the same one.
-//   save_last               after the last epoch, unless the interval just saved there.
+//   save_last               after the last epoch (or iteration), unless the interval just
+//                           saved there. An IterBasedTrainLoop ending inside an epoch saves
+//                           iter_<max_iters>.pth after it, whatever by_epoch says.
 //   save_best               after each validation that improved the named metric ("auto":
 //                           the evaluator's key metric): best_<metric>_epoch_<N>.pth (or
 //                           _iter_<N>), the previous best file of that metric removed. Only
@@ -82,6 +84,7 @@ class CheckpointHook final : public Hook {
   void before_train(LoopContext& loop) override;
   void before_train_iter(LoopContext& loop, TrainIter& iter) override;
   void after_train_epoch(LoopContext& loop) override;
+  void after_train(LoopContext& loop) override;
   void after_val(LoopContext& loop, const ValResult& result) override;
   void after_save_checkpoint(LoopContext& loop, const SavedCheckpoint& saved) override;
 
@@ -89,6 +92,8 @@ class CheckpointHook final : public Hook {
   bool due(std::int64_t epochs_done, std::int64_t max_epochs) const;
 
  private:
+  // iter_<N>.pth when save_last is on, the last iteration is done and nothing saved there.
+  void save_last_iteration(LoopContext& loop);
   bool time_due(LoopContext& loop);
   bool any_rank(LoopContext& loop, bool mine);
   // The metric save_best watches in `metrics` and whether greater is better; nullopt (with a

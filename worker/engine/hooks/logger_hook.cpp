@@ -54,7 +54,10 @@ void LoggerHook::after_train_iter(LoopContext& loop, TrainIter& iter) {
   add_to_window(iter);
   const LoopProgress& p = loop.progress();
   const std::int64_t done_in_epoch = p.iter_in_epoch + 1;
-  if (done_in_epoch % interval_ != 0 && done_in_epoch != p.iters_per_epoch) return;
+  // Also the last iteration of the run (an IterBasedTrainLoop may end inside an epoch).
+  if (done_in_epoch % interval_ != 0 && done_in_epoch != p.iters_per_epoch &&
+      p.global_iter + 1 != p.max_iters())
+    return;
 
   const auto n = static_cast<double>(count_);
   std::vector<double> values;
