@@ -35,7 +35,9 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,7 @@
 #include "worker/dist/ddp.h"
 #include "worker/dist/dist_env.h"
 #include "worker/dist/process_group.h"
+#include "worker/models/dense_heads/anchor3d_head.h"
 #include "worker/models/detectors/voxelnet.h"
 
 namespace {
@@ -171,9 +174,11 @@ Batch prepare_batch(const ddp3d::data::KittiDataset& dataset, const ddp3d::bench
 // same inputs must give the same count).
 std::int64_t count_positives(ddp3d::models::VoxelNet& model, const Batch& b) {
   const at::NoGradGuard no_grad;
-  const auto out = model->forward(b.voxels.voxels, b.voxels.num_points, b.voxels.coors,
-                                  static_cast<std::int64_t>(b.gt_boxes.size()));
-  auto head = model->bbox_head();
+  const auto head = std::dynamic_pointer_cast<ddp3d::models::Anchor3DHeadImpl>(model->bbox_head());
+  if (!head) throw std::invalid_argument("count_positives: the model's head is no Anchor3DHead");
+  const auto out =
+      head->forward(model->extract_feat(b.voxels.voxels, b.voxels.num_points, b.voxels.coors,
+                                        static_cast<std::int64_t>(b.gt_boxes.size())));
   const at::Tensor anchors =
       head->anchors(out.cls_score.size(2), out.cls_score.size(3), out.cls_score.options());
   const auto t = head->targets(anchors, b.gt_boxes, b.gt_labels);

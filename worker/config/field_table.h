@@ -42,6 +42,7 @@ Value to_value(const std::array<E, N>& xs);
 template <typename E>
 Value to_value(const std::vector<E>& xs) {
   std::vector<Value> items;
+  items.reserve(xs.size());
   for (const E& x : xs) items.push_back(to_value(x));
   return Value::list(std::move(items));
 }

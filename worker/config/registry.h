@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "worker/config/config.h"
@@ -37,16 +38,18 @@ class Registry {
     for (const auto& entry : factories_) out.push_back(entry.first);
     return out;
   }
-  // Builds the component named by cfg's `type`. An unknown type throws ConfigError naming the
+  // Builds the component named by cfg's `type` (or the key `type_key` below cfg, for a factory
+  // that reads around the component's own node). An unknown type throws ConfigError naming the
   // key, its file and the registered types. Errors from the factory pass through.
-  std::shared_ptr<T> build(const Config& cfg) const {
-    const std::string type = cfg.get<std::string>("type");
+  std::shared_ptr<T> build(const Config& cfg, std::string_view type_key = "type") const {
+    const std::string type = cfg.get<std::string>(type_key);
     const auto it = factories_.find(type);
     if (it == factories_.end()) {
       std::string known;
       for (const auto& entry : factories_) known += (known.empty() ? "" : ", ") + entry.first;
-      const std::string key = cfg.path().empty() ? "type" : cfg.path() + ".type";
-      throw ConfigError(cfg.origin("type"), key,
+      const std::string key =
+          cfg.path().empty() ? std::string(type_key) : cfg.path() + "." + std::string(type_key);
+      throw ConfigError(cfg.origin(type_key), key,
                         "unknown " + kind_ + " type '" + type +
                             "' (registered: " + (known.empty() ? "none" : known) + ")");
     }

@@ -147,14 +147,18 @@ void check_connections(const PointPillarsOptions& o, OptionIssues& issues) {
            "expected " + str(o.backbone.out_channels) + " (model.backbone.out_channels), got " +
                str(nk.in_channels));
   r.count(nk.out_channels.size(), nk.in_channels.size(), "model.neck.out_channels", "input stage");
-  r.count(nk.upsample_strides.size(), nk.in_channels.size(), "model.neck.upsample_strides",
-          "input stage");
+  if (o.neck_type == "SECONDFPN") {
+    r.count(nk.upsample_strides.size(), nk.in_channels.size(), "model.neck.upsample_strides",
+            "input stage");
+  }
   const auto& hd = o.bbox_head;
   const int64_t concat =
       std::accumulate(nk.out_channels.begin(), nk.out_channels.end(), int64_t{0});
   r.expect(hd.in_channels == concat, "model.bbox_head.in_channels",
            "expected " + std::to_string(concat) + " (the sum of model.neck.out_channels), got " +
                std::to_string(hd.in_channels));
+  // Anchors and their assigners are Anchor3DHead's; another head brings its own checks.
+  if (o.bbox_head_type != "Anchor3DHead") return;
   const std::string ag = "model.bbox_head.anchor_generator.";
   const std::size_t sizes = hd.anchor_generator.sizes.size();
   const std::size_t ranges = hd.anchor_generator.ranges.size();
@@ -176,7 +180,7 @@ void check_connections(const PointPillarsOptions& o, OptionIssues& issues) {
 
 void check_parts(const PointPillarsOptions& o, OptionIssues& issues) {
   Rules r(issues);
-  check_voxel_encoder(o.voxel_encoder, r);
+  if (o.voxel_encoder_type == "PillarFeatureNet") check_voxel_encoder(o.voxel_encoder, r);
   const auto& me = o.middle_encoder;
   r.expect(me.output_shape[0] > 0 && me.output_shape[1] > 0, "model.middle_encoder.output_shape",
            "must be positive [ny, nx]");
@@ -188,14 +192,18 @@ void check_parts(const PointPillarsOptions& o, OptionIssues& issues) {
       r.expect(n >= 0, "model.backbone.layer_nums",
                "entries must be >= 0, got " + str(bb.layer_nums));
     }
-    check_branch_sizes(o, r);
+    if (o.neck_type == "SECONDFPN") check_branch_sizes(o, r);
   }
   r.positive(o.neck.out_channels, "model.neck.out_channels");
-  for (const double s : o.neck.upsample_strides) {
-    r.expect(s > 0, "model.neck.upsample_strides", "entries must be > 0");
+  if (o.neck_type == "SECONDFPN") {
+    for (const double s : o.neck.upsample_strides) {
+      r.expect(s > 0, "model.neck.upsample_strides", "entries must be > 0");
+    }
   }
-  check_head(o.bbox_head, r);
-  check_assigner_values(o.bbox_head, o.train_cfg, r);
+  if (o.bbox_head_type == "Anchor3DHead") {
+    check_head(o.bbox_head, r);
+    check_assigner_values(o.bbox_head, o.train_cfg, r);
+  }
   r.expect(o.test_cfg.max_num > 0, "model.test_cfg.max_num", "must be > 0");
   r.expect(o.test_cfg.use_rotate_nms, "model.test_cfg.use_rotate_nms",
            "only rotated BEV NMS is implemented (set it true)");

@@ -11,9 +11,9 @@
 
 namespace ddp3d::models {
 
-PointPillarsModel::PointPillarsModel(PointPillarsOptions options, const BackboneFactory& backbone)
+PointPillarsModel::PointPillarsModel(PointPillarsOptions options, const VoxelNetParts& parts)
     : voxel_layer_(options.data_preprocessor.voxel_layer) {
-  detector_ = VoxelNet(std::move(options), backbone);
+  detector_ = VoxelNet(std::move(options), parts);
   // The detector's parts become this module's direct children, so parameter and state_dict
   // names are mmdet3d's (voxel_encoder.pfn_layers.0.linear.weight, backbone.blocks.0.0.weight,
   // bbox_head.conv_cls.bias, ...) and train()/eval()/to() reach every part.
@@ -116,9 +116,17 @@ void register_models(engine::Registry<engine::Model>& registry) {
     PointPillarsOptions options = pointpillars_options_from_config(model);
     check_voxel_layer(model.node("data_preprocessor.voxel_layer"),
                       options.data_preprocessor.voxel_layer);
-    const config::Config backbone = model.node("backbone");
-    return std::make_shared<PointPillarsModel>(
-        std::move(options), [backbone] { return backbone_registry().build(backbone); });
+    VoxelNetParts parts;
+    parts.voxel_encoder = [model] {
+      return voxel_encoder_registry().build(model, "voxel_encoder.type");
+    };
+    parts.middle_encoder = [node = model.node("middle_encoder")] {
+      return middle_encoder_registry().build(node);
+    };
+    parts.backbone = [node = model.node("backbone")] { return backbone_registry().build(node); };
+    parts.neck = [node = model.node("neck")] { return neck_registry().build(node); };
+    parts.head = [model] { return head_registry().build(model, "bbox_head.type"); };
+    return std::make_shared<PointPillarsModel>(std::move(options), parts);
   });
 }
 

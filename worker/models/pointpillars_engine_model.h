@@ -27,8 +27,8 @@ struct BatchedPillars {
 class PointPillarsModel : public engine::Model {
  public:
   // Voxelizes with options.data_preprocessor.voxel_layer (max_voxels [train, test] by mode).
-  // `backbone` builds a backbone other than options.backbone's SECOND (see VoxelNet).
-  explicit PointPillarsModel(PointPillarsOptions options, const BackboneFactory& backbone = {});
+  // `parts` builds the parts the options do not (see VoxelNet).
+  explicit PointPillarsModel(PointPillarsOptions options, const VoxelNetParts& parts = {});
 
   engine::LossMap forward_train(const engine::Batch& batch) override;
   std::vector<engine::Sample> predict(const engine::Batch& batch) override;
@@ -51,9 +51,10 @@ BatchedPillars batch_pillars(const engine::Batch& batch);
 BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
                               const data::VoxelizationOptions& options);
 
-// Adds "PointPillars" (built with pointpillars_options_from_config, its backbone by
-// backbone_registry()) to `registry`. Its schema: register_pointpillars_schemas
-// (pointpillars_fields.h).
+// Adds "PointPillars" (built with pointpillars_options_from_config, each part by its kind's
+// registry: voxel_encoder_registry(), middle_encoder_registry(), backbone_registry(),
+// neck_registry(), head_registry()) to `registry`. Its schema:
+// register_pointpillars_schemas (pointpillars_fields.h).
 void register_models(engine::Registry<engine::Model>& registry);
 
 }  // namespace ddp3d::models

@@ -94,6 +94,15 @@ FieldTable<DataPreprocessorOptions> data_preprocessor_fields() {
               std::move(voxel_layer));
 }
 
+// The keys every voxel encoder has: what PointPillars connects to the points and the middle
+// encoder.
+FieldTable<PillarFeatureNetOptions> voxel_encoder_contract_fields() {
+  using O = PillarFeatureNetOptions;
+  return FieldTable<O>()
+      .key("in_channels", S::integer().min(1).required(), &O::in_channels)
+      .key("feat_channels", int_list().required(), &O::feat_channels);
+}
+
 FieldTable<PillarFeatureNetOptions> pillar_feature_net_fields() {
   using O = PillarFeatureNetOptions;
   return with_norm(
@@ -121,7 +130,15 @@ FieldTable<PillarFeatureNetOptions> pillar_feature_net_fields() {
       .fixed("legacy", &O::legacy);
 }
 
-FieldTable<PointPillarsScatterOptions> scatter_fields() {
+// The keys every middle encoder has: the channels it takes and the BEV grid it makes.
+FieldTable<PointPillarsScatterOptions> middle_encoder_contract_fields() {
+  using O = PointPillarsScatterOptions;
+  return FieldTable<O>()
+      .key("in_channels", in_channels(), &O::in_channels)
+      .key("output_shape", S::list(S::integer().min(1)).length(2).required(), &O::output_shape);
+}
+
+FieldTable<PointPillarsScatterOptions> make_scatter_fields() {
   using O = PointPillarsScatterOptions;
   return FieldTable<O>()
       .key("in_channels", in_channels(), &O::in_channels)
@@ -156,7 +173,15 @@ FieldTable<SECONDOptions> make_second_fields() {
       &O::norm_cfg, {"BN", "BN2d"}, "BatchNorm2d after each conv");
 }
 
-FieldTable<SECONDFPNOptions> second_fpn_fields() {
+// The keys every neck has: what PointPillars connects to the backbone and the head.
+FieldTable<SECONDFPNOptions> neck_contract_fields() {
+  using O = SECONDFPNOptions;
+  return FieldTable<O>()
+      .key("in_channels", int_list().required(), &O::in_channels)
+      .key("out_channels", int_list().required(), &O::out_channels);
+}
+
+FieldTable<SECONDFPNOptions> make_second_fpn_fields() {
   using O = SECONDFPNOptions;
   return with_norm(FieldTable<O>()
                        .key("in_channels", int_list().required(), &O::in_channels)
@@ -258,6 +283,14 @@ FieldTable<Anchor3DHeadOptions> anchor3d_head_fields() {
       .nested("loss_dir", std::move(dir), &O::loss_dir, std::move(cross_entropy));
 }
 
+// The keys every head has: what PointPillars connects to the neck and to the datasets' classes.
+FieldTable<Anchor3DHeadOptions> head_contract_fields() {
+  using O = Anchor3DHeadOptions;
+  return FieldTable<O>()
+      .key("num_classes", S::integer().min(1).required(), &O::num_classes)
+      .key("in_channels", S::integer().min(1).required(), &O::in_channels);
+}
+
 FieldTable<Max3DIoUAssignerOptions> assigner_fields() {
   using O = Max3DIoUAssignerOptions;
   return FieldTable<O>()
@@ -307,46 +340,28 @@ FieldTable<TestCfg> test_cfg_fields() {
       .key("max_num", S::integer().min(1).def(50).doc("boxes kept per sample"), &O::max_num);
 }
 
-// A part PointPillars builds itself: its slot takes any registered `kind` in the schema, but
-// only `type` is read (with `table`); another type is an error naming the key.
+// A part's slot: its default `type` is read whole with `fields`; another registered type of
+// the part's kind gives only its `contract` keys, the ones PointPillars connects (the module
+// itself comes from the kind's registry, its own keys are its schema's).
 template <typename Part>
-void add_part(FieldTable<PointPillarsOptions>& table, const char* name, const char* type,
-              const char* doc, Part PointPillarsOptions::*member, FieldTable<Part> fields) {
-  auto read = [name, type, member, fields](const config::Config& model, PointPillarsOptions& o) {
+void add_slot(FieldTable<PointPillarsOptions>& table, const char* name, const char* type,
+              const char* doc, std::string PointPillarsOptions::*type_member,
+              Part PointPillarsOptions::*member, const FieldTable<Part>& fields,
+              FieldTable<Part> contract) {
+  auto read = [name, type, type_member, member, fields, contract](const config::Config& model,
+                                                                  PointPillarsOptions& o) {
     const config::Config node = model.node(name);
-    const std::string got = node.get<std::string>("type");
-    if (got != type) {
-      throw config::ConfigError(
-          node.origin("type"), node.path() + ".type",
-          std::string("PointPillars builds its ") + name + " as " + type + " only, got " + got);
+    o.*type_member = node.get<std::string>("type");
+    if (o.*type_member == type) {
+      fields.read(node, o.*member);
+    } else {
+      contract.read(node, o.*member);
     }
-    fields.read(node, o.*member);
   };
   auto write = [member, fields](const PointPillarsOptions& o) {
     return fields.to_value(o.*member);
   };
   std::move(table).custom(name, S::component(name, type).required().doc(doc), read, write);
-}
-
-// The backbone slot: SECOND is read whole; another registered backbone gives its contract keys
-// (the module itself comes from backbone_registry()).
-void add_backbone(FieldTable<PointPillarsOptions>& table) {
-  auto read = [](const config::Config& model, PointPillarsOptions& o) {
-    const config::Config node = model.node("backbone");
-    o.backbone_type = node.get<std::string>("type");
-    if (o.backbone_type == "SECOND") {
-      second_fields().read(node, o.backbone);
-    } else {
-      backbone_contract_fields().read(node, o.backbone);
-    }
-  };
-  auto write = [](const PointPillarsOptions& o) { return second_fields().to_value(o.backbone); };
-  std::move(table).custom(
-      "backbone",
-      S::component("backbone", "SECOND")
-          .required()
-          .doc("the BEV backbone (SECOND: strided conv stages over the BEV grid)"),
-      read, write);
 }
 
 FieldTable<PointPillarsOptions> make_pointpillars_fields() {
@@ -360,18 +375,24 @@ FieldTable<PointPillarsOptions> make_pointpillars_fields() {
   S test_schema = S::map(test.fields()).required().doc("inference post-processing");
   FieldTable<O> t = FieldTable<O>().nested("data_preprocessor", std::move(pre_schema),
                                            &O::data_preprocessor, std::move(pre));
-  add_part(t, "voxel_encoder", "PillarFeatureNet",
-           "PillarFeatureNet: per-point features -> one vector per pillar", &O::voxel_encoder,
-           pillar_feature_net_fields());
-  add_part(t, "middle_encoder", "PointPillarsScatter", "scatters pillar vectors onto the BEV grid",
-           &O::middle_encoder, scatter_fields());
-  add_backbone(t);
-  add_part(t, "neck", "SECONDFPN",
-           "SECONDFPN: upsamples every stage to one resolution and concatenates", &O::neck,
-           second_fpn_fields());
-  add_part(t, "bbox_head", "Anchor3DHead",
-           "Anchor3DHead: per-anchor class scores, box deltas and direction bins", &O::bbox_head,
-           anchor3d_head_fields());
+  add_slot(t, "voxel_encoder", "PillarFeatureNet",
+           "the voxel encoder (PillarFeatureNet: per-point features -> one vector per pillar)",
+           &O::voxel_encoder_type, &O::voxel_encoder, pillar_feature_net_fields(),
+           voxel_encoder_contract_fields());
+  add_slot(t, "middle_encoder", "PointPillarsScatter",
+           "the middle encoder (PointPillarsScatter: pillar vectors onto the BEV grid)",
+           &O::middle_encoder_type, &O::middle_encoder, scatter_fields(),
+           middle_encoder_contract_fields());
+  add_slot(t, "backbone", "SECOND",
+           "the BEV backbone (SECOND: strided conv stages over the BEV grid)", &O::backbone_type,
+           &O::backbone, second_fields(), backbone_contract_fields());
+  add_slot(t, "neck", "SECONDFPN",
+           "the neck (SECONDFPN: upsamples every stage to one resolution and concatenates)",
+           &O::neck_type, &O::neck, second_fpn_fields(), neck_contract_fields());
+  add_slot(t, "bbox_head", "Anchor3DHead",
+           "the dense head (Anchor3DHead: per-anchor class scores, box deltas and direction "
+           "bins)",
+           &O::bbox_head_type, &O::bbox_head, anchor3d_head_fields(), head_contract_fields());
   return std::move(t)
       .nested("train_cfg", std::move(train_schema), &O::train_cfg, std::move(train))
       .nested("test_cfg", std::move(test_schema), &O::test_cfg, std::move(test));
@@ -386,6 +407,16 @@ const FieldTable<PointPillarsOptions>& pointpillars_fields() {
 
 const FieldTable<SECONDOptions>& second_fields() {
   static const FieldTable<SECONDOptions> table = make_second_fields();
+  return table;
+}
+
+const FieldTable<PointPillarsScatterOptions>& scatter_fields() {
+  static const FieldTable<PointPillarsScatterOptions> table = make_scatter_fields();
+  return table;
+}
+
+const FieldTable<SECONDFPNOptions>& second_fpn_fields() {
+  static const FieldTable<SECONDFPNOptions> table = make_second_fpn_fields();
   return table;
 }
 

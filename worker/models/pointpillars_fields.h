@@ -13,6 +13,10 @@ namespace ddp3d::models {
 const config::FieldTable<PointPillarsOptions>& pointpillars_fields();
 // model.backbone (type: SECOND).
 const config::FieldTable<SECONDOptions>& second_fields();
+// model.middle_encoder (type: PointPillarsScatter).
+const config::FieldTable<PointPillarsScatterOptions>& scatter_fields();
+// model.neck (type: SECONDFPN).
+const config::FieldTable<SECONDFPNOptions>& second_fpn_fields();
 
 // Registers the schemas (and cross-key checks) of PointPillars and of its parts: model
 // PointPillars, voxel_encoder PillarFeatureNet, middle_encoder PointPillarsScatter, backbone

@@ -153,13 +153,24 @@ struct TestCfg {
 // model (type='PointPillars')
 struct PointPillarsOptions {
   DataPreprocessorOptions data_preprocessor{};
+  // model.voxel_encoder.type and model.middle_encoder.type. Another registered encoder fills
+  // only the keys every encoder of its kind has: voxel_encoder.in_channels and feat_channels,
+  // middle_encoder.in_channels and output_shape.
+  std::string voxel_encoder_type = "PillarFeatureNet";
+  std::string middle_encoder_type = "PointPillarsScatter";
   PillarFeatureNetOptions voxel_encoder{};
   PointPillarsScatterOptions middle_encoder{};
   // model.backbone.type. Another registered backbone (backbones/backbone_registry.h) fills
   // only backbone.in_channels and backbone.out_channels, the keys every backbone has.
   std::string backbone_type = "SECOND";
   SECONDOptions backbone{};
+  // model.neck.type. Another registered neck (necks/neck.h) fills only neck.in_channels and
+  // neck.out_channels, the keys every neck has.
+  std::string neck_type = "SECONDFPN";
   SECONDFPNOptions neck{};
+  // model.bbox_head.type. Another registered head (dense_heads/dense_head.h) fills only
+  // bbox_head.in_channels and bbox_head.num_classes, the keys every head has.
+  std::string bbox_head_type = "Anchor3DHead";
   Anchor3DHeadOptions bbox_head{};
   TrainCfg train_cfg{};
   TestCfg test_cfg{};

@@ -212,6 +212,15 @@ LossMap Anchor3DHeadImpl::loss(const HeadOutputs& outputs, const std::vector<at:
   return losses;
 }
 
+LossMap Anchor3DHeadImpl::loss(const at::Tensor& features, const std::vector<at::Tensor>& gt_boxes,
+                               const std::vector<at::Tensor>& gt_labels) {
+  return loss(forward(features), gt_boxes, gt_labels);
+}
+
+std::vector<Detections> Anchor3DHeadImpl::predict(const at::Tensor& features) {
+  return predict(forward(features));
+}
+
 std::vector<Detections> Anchor3DHeadImpl::predict(const HeadOutputs& outputs) const {
   const at::Tensor& cls = outputs.cls_score;
   const at::Tensor flat_anchors =

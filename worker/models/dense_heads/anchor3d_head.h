@@ -6,10 +6,10 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
+#include "worker/models/dense_heads/dense_head.h"
 #include "worker/models/losses/cross_entropy_loss.h"
 #include "worker/models/losses/focal_loss.h"
 #include "worker/models/losses/smooth_l1_loss.h"
@@ -36,16 +36,7 @@ struct HeadTargets {
   int64_t num_total_pos = 0;  // Σ over samples of max(#positives, 1): the loss normaliser
 };
 
-// Boxes of one sample after inference.
-struct Detections {
-  at::Tensor boxes;   // [K, 7] LiDAR boxes (x, y, z_bottom, dx, dy, dz, yaw)
-  at::Tensor scores;  // [K]
-  at::Tensor labels;  // [K] int64
-};
-
-using LossMap = std::map<std::string, at::Tensor>;
-
-class Anchor3DHeadImpl : public torch::nn::Module {
+class Anchor3DHeadImpl : public DenseHeadImpl {
  public:
   Anchor3DHeadImpl(const Anchor3DHeadOptions& options, const TrainCfg& train_cfg,
                    const TestCfg& test_cfg);
@@ -66,6 +57,11 @@ class Anchor3DHeadImpl : public torch::nn::Module {
   // Per-sample detections after decode, nms_pre top-k, score threshold, per-class rotated
   // NMS, max_num and the direction-bin yaw correction (test_cfg).
   std::vector<Detections> predict(const HeadOutputs& outputs) const;
+
+  // DenseHeadImpl: the same, from the neck's features.
+  LossMap loss(const at::Tensor& features, const std::vector<at::Tensor>& gt_boxes,
+               const std::vector<at::Tensor>& gt_labels) override;
+  std::vector<Detections> predict(const at::Tensor& features) override;
 
   int64_t num_anchors_per_location() const { return generator_.num_base_anchors(); }
   const Anchor3DHeadOptions& options() const { return options_; }

@@ -3,20 +3,20 @@
 // and concatenates them along channels.
 #pragma once
 
-#include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 
 #include <vector>
 
+#include "worker/models/necks/neck.h"
 #include "worker/models/pointpillars_options.h"
 
 namespace ddp3d::models {
 
-class SECONDFPNImpl : public torch::nn::Module {
+class SECONDFPNImpl : public NeckImpl {
  public:
   explicit SECONDFPNImpl(const SECONDFPNOptions& options);
   // One tensor per backbone stage → [B, Σ out_channels, H, W].
-  at::Tensor forward(const std::vector<at::Tensor>& features);
+  at::Tensor forward(const std::vector<at::Tensor>& features) override;
 
  private:
   torch::nn::ModuleList deblocks_;

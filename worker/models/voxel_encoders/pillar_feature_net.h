@@ -9,6 +9,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "worker/models/pointpillars_options.h"
+#include "worker/models/voxel_encoders/voxel_encoder.h"
 
 namespace ddp3d::models {
 
@@ -30,14 +31,14 @@ class PFNLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PFNLayer);
 
-class PillarFeatureNetImpl : public torch::nn::Module {
+class PillarFeatureNetImpl : public VoxelEncoderImpl {
  public:
   explicit PillarFeatureNetImpl(const PillarFeatureNetOptions& options);
 
   // voxels [M, P, in_channels] (points padded with zeros), num_points [M] (>= 1),
   // coors [M, 4] = (batch, z, y, x) → pillar features [M, feat_channels[-1]].
   at::Tensor forward(const at::Tensor& voxels, const at::Tensor& num_points,
-                     const at::Tensor& coors);
+                     const at::Tensor& coors) override;
 
   // The per-point input of the first PFN layer, [M, P, decorated_channels()], padding zeroed.
   at::Tensor decorate(const at::Tensor& voxels, const at::Tensor& num_points,
