@@ -3,9 +3,9 @@
 #include "worker/config/field_table.h"
 #include "worker/config/json.h"
 #include "worker/config/value.h"
-#include "worker/models/pointpillars_config.h"
-#include "worker/models/pointpillars_engine_model.h"
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/config.h"
+#include "worker/models/pointpillars/engine_model.h"
+#include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::bench {
 namespace {

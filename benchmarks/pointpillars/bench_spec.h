@@ -11,7 +11,7 @@
 
 #include "worker/config/config.h"
 #include "worker/data/voxelization.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::bench {
 

@@ -4,7 +4,7 @@
 #include "worker/config/component_schemas.h"
 #include "worker/engine/hooks/hook_schemas.h"
 #include "worker/engine/toy/toy_schemas.h"
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::components {
 

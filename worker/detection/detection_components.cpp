@@ -3,7 +3,7 @@
 #include "worker/detection/kitti_detection_dataset.h"
 #include "worker/detection/kitti_metric.h"
 #include "worker/detection/repeat_dataset.h"
-#include "worker/models/pointpillars_engine_model.h"
+#include "worker/models/pointpillars/engine_model.h"
 
 namespace ddp3d::detection {
 

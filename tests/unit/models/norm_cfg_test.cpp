@@ -15,8 +15,8 @@
 
 #include "worker/config/config.h"
 #include "worker/dist/sync_batch_norm.h"
-#include "worker/models/pointpillars_config.h"
-#include "worker/models/pointpillars_engine_model.h"
+#include "worker/models/pointpillars/config.h"
+#include "worker/models/pointpillars/engine_model.h"
 
 namespace ddp3d::models {
 namespace {

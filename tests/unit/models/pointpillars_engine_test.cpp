@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include "worker/config/config.h"
-#include "worker/models/pointpillars_config.h"
-#include "worker/models/pointpillars_engine_model.h"
+#include "worker/models/pointpillars/config.h"
+#include "worker/models/pointpillars/engine_model.h"
 
 namespace ddp3d::models {
 namespace {

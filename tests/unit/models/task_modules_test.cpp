@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 #include "worker/models/task_modules/anchor_3d_range_generator.h"
 #include "worker/models/task_modules/box_math.h"
 #include "worker/models/task_modules/delta_xyzwlhr_bbox_coder.h"

@@ -1,6 +1,6 @@
 #include "worker/models/backbones/backbone.h"
 #include "worker/models/backbones/second.h"
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::models {
 

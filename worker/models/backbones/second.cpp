@@ -5,7 +5,7 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 
-#include "worker/models/norm_layer.h"
+#include "worker/models/layers/norm_layer.h"
 
 namespace ddp3d::models {
 

@@ -13,7 +13,7 @@
 #include "worker/models/losses/cross_entropy_loss.h"
 #include "worker/models/losses/focal_loss.h"
 #include "worker/models/losses/smooth_l1_loss.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 #include "worker/models/task_modules/anchor_3d_range_generator.h"
 #include "worker/models/task_modules/max_3d_iou_assigner.h"
 

@@ -1,6 +1,6 @@
 #include "worker/models/dense_heads/anchor3d_head.h"
 #include "worker/models/dense_heads/dense_head.h"
-#include "worker/models/pointpillars_config.h"
+#include "worker/models/pointpillars/config.h"
 
 namespace ddp3d::models {
 

@@ -13,7 +13,7 @@
 #include "worker/models/dense_heads/dense_head.h"
 #include "worker/models/middle_encoders/middle_encoder.h"
 #include "worker/models/necks/neck.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 #include "worker/models/voxel_encoders/voxel_encoder.h"
 
 namespace ddp3d::models {

@@ -3,7 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

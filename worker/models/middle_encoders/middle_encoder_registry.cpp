@@ -1,6 +1,6 @@
 #include "worker/models/middle_encoders/middle_encoder.h"
 #include "worker/models/middle_encoders/pointpillars_scatter.h"
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::models {
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "worker/models/middle_encoders/middle_encoder.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

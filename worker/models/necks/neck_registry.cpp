@@ -1,6 +1,6 @@
 #include "worker/models/necks/neck.h"
 #include "worker/models/necks/second_fpn.h"
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::models {
 

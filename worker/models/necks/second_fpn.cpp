@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "worker/models/norm_layer.h"
+#include "worker/models/layers/norm_layer.h"
 
 namespace ddp3d::models {
 

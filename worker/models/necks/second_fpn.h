@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "worker/models/necks/neck.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "worker/models/norm_layer.h"
+#include "worker/models/layers/norm_layer.h"
 
 namespace ddp3d::models {
 

@@ -8,7 +8,7 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/linear.h>
 
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 #include "worker/models/voxel_encoders/voxel_encoder.h"
 
 namespace ddp3d::models {

@@ -1,4 +1,4 @@
-#include "worker/models/pointpillars_config.h"
+#include "worker/models/pointpillars/config.h"
 #include "worker/models/voxel_encoders/pillar_feature_net.h"
 #include "worker/models/voxel_encoders/voxel_encoder.h"
 

@@ -1,10 +1,10 @@
-#include "worker/models/pointpillars_config.h"
+#include "worker/models/pointpillars/config.h"
 
 #include <cmath>
 #include <vector>
 
-#include "worker/models/pointpillars_checks.h"
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/checks.h"
+#include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::models {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "worker/config/component_schemas.h"
 #include "worker/config/field_table.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

@@ -1,8 +1,8 @@
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 #include <stdexcept>
 
-#include "worker/models/pointpillars_checks.h"
+#include "worker/models/pointpillars/checks.h"
 
 namespace ddp3d::models {
 

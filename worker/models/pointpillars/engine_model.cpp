@@ -1,4 +1,4 @@
-#include "worker/models/pointpillars_engine_model.h"
+#include "worker/models/pointpillars/engine_model.h"
 
 #include <ATen/ATen.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "worker/models/pointpillars_config.h"
+#include "worker/models/pointpillars/config.h"
 
 namespace ddp3d::models {
 

@@ -1,11 +1,11 @@
-#include "worker/models/pointpillars_fields.h"
+#include "worker/models/pointpillars/fields.h"
 
 #include <numbers>
 #include <string>
 #include <vector>
 
 #include "worker/config/common_schemas.h"
-#include "worker/models/pointpillars_config.h"
+#include "worker/models/pointpillars/config.h"
 
 namespace ddp3d::models {
 namespace {

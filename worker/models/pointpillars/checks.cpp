@@ -1,4 +1,4 @@
-#include "worker/models/pointpillars_checks.h"
+#include "worker/models/pointpillars/checks.h"
 
 #include <cmath>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "worker/models/norm_layer.h"
+#include "worker/models/layers/norm_layer.h"
 
 #include <torch/nn/modules/batchnorm.h>
 

@@ -54,7 +54,7 @@ BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
 // Adds "PointPillars" (built with pointpillars_options_from_config, each part by its kind's
 // registry: voxel_encoder_registry(), middle_encoder_registry(), backbone_registry(),
 // neck_registry(), head_registry()) to `registry`. Its schema:
-// register_pointpillars_schemas (pointpillars_fields.h).
+// register_pointpillars_schemas (pointpillars/fields.h).
 void register_models(engine::Registry<engine::Model>& registry);
 
 }  // namespace ddp3d::models

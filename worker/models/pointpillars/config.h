@@ -1,5 +1,5 @@
 // PointPillarsOptions from a loaded config's `model` node (type: PointPillars), through the
-// tables of pointpillars_fields.h, and the cross-key checks the config system runs on such a
+// tables of pointpillars/fields.h, and the cross-key checks the config system runs on such a
 // node at load time (so a bad config fails naming file:line: key before any rank starts).
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include "worker/config/config.h"
 #include "worker/config/cross_check.h"
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

@@ -1,12 +1,12 @@
 // The checks that PointPillars' parts fit together (channel counts, stage counts, anchors,
 // assigners, ...), written once over the options: validate() throws the first problem of any,
-// and the config checks (pointpillars_config.cpp) report every problem of the connections at
+// and the config checks (pointpillars/config.cpp) report every problem of the connections at
 // the file and line of its key when the config loads.
 #pragma once
 
 #include <string>
 
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

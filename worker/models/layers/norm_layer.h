@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "worker/models/pointpillars_options.h"
+#include "worker/models/pointpillars/options.h"
 
 namespace ddp3d::models {
 

@@ -182,7 +182,7 @@ PointPillarsOptions pointpillars_kitti_3class_options();
 PointPillarsOptions pointpillars_kitti_car_options();
 
 // Throws std::invalid_argument naming the offending key (e.g. "model.backbone.layer_nums")
-// when the options are inconsistent (the first problem pointpillars_checks.h finds).
+// when the options are inconsistent (the first problem pointpillars/checks.h finds).
 void validate(const PointPillarsOptions& options);
 
 }  // namespace ddp3d::models
