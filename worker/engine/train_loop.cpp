@@ -77,7 +77,9 @@ TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model&
   if (options_.max_iters > 0) {
     // IterBasedTrainLoop: as many passes over the data as its iterations need.
     progress_.iteration_limit = options_.max_iters;
-    progress_.max_epochs = (options_.max_iters + iters_per_epoch - 1) / iters_per_epoch;
+    // Rounded up without max_iters + iters_per_epoch - 1, which overflows near INT64_MAX.
+    progress_.max_epochs =
+        options_.max_iters / iters_per_epoch + (options_.max_iters % iters_per_epoch != 0 ? 1 : 0);
   } else {
     progress_.max_epochs = options_.max_epochs;
   }
