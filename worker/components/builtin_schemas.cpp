@@ -4,6 +4,7 @@
 #include "worker/config/component_schemas.h"
 #include "worker/engine/hooks/hook_schemas.h"
 #include "worker/engine/toy/toy_schemas.h"
+#include "worker/models/centerpoint/fields.h"
 #include "worker/models/pointpillars/fields.h"
 
 namespace ddp3d::components {
@@ -13,6 +14,7 @@ void register_builtin_schemas() {
   std::call_once(once, [] {
     config::ComponentSchemas& schemas = config::component_schemas();
     models::register_pointpillars_schemas(schemas);
+    models::register_centerpoint_schemas(schemas);
     engine::register_toy_schemas(schemas);
     engine::register_hook_schemas(schemas);
   });

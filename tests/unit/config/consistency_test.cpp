@@ -90,11 +90,58 @@ INSTANTIATE_TEST_SUITE_P(
         Inconsistent{"loop_type_contradicting_by_epoch",
                      {"train_cfg.type=IterBasedTrainLoop", "train_cfg.max_iters=100"},
                      "train_cfg.by_epoch: contradicts train_cfg.type"},
+        Inconsistent{"part_of_the_wrong_kind",
+                     {"model.neck.type=SECOND"},
+                     "--cfg-options model.neck.type=SECOND: model.neck.type: expected one of: "
+                     "SECONDFPN; got \"SECOND\""},
         Inconsistent{"epoch_loop_given_max_iters",
                      {"train_cfg.max_iters=100"},
                      "--cfg-options train_cfg.max_iters=100: train_cfg.max_iters: not a key of "
                      "EpochBasedTrainLoop; set train_cfg.type: IterBasedTrainLoop to count "
                      "iterations"}),
+    [](const ::testing::TestParamInfo<Inconsistent>& info) {
+      return std::string(info.param.name);
+    });
+
+std::filesystem::path centerpoint_demo_config() {
+  return demo_config().parent_path().parent_path() /
+         "centerpoint/centerpoint_demo_synthetic_car.yaml";
+}
+
+class CenterPointConsistencyTable : public ::testing::TestWithParam<Inconsistent> {};
+
+TEST_P(CenterPointConsistencyTable, FailsNamingKeyAndOrigin) {
+  const std::string msg =
+      error_of([&] { load(centerpoint_demo_config(), GetParam().cfg_options); });
+  EXPECT_NE(msg.find(GetParam().expected), std::string::npos) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Config, CenterPointConsistencyTable,
+    ::testing::Values(
+        Inconsistent{"factor_not_dividing_the_grid",
+                     {"model.bbox_head.bbox_coder.out_size_factor=3"},
+                     "model.bbox_head.bbox_coder.out_size_factor: 3 does not divide the BEV grid "
+                     "[128, 128] (" +
+                         demo_config().string() + ":"},
+        Inconsistent{"even_kernel",
+                     {"model.bbox_head.separate_head.final_kernel=2"},
+                     "model.bbox_head.separate_head.final_kernel: must be odd"},
+        Inconsistent{"sizes_not_log_coded",
+                     {"model.bbox_head.norm_bbox=false"},
+                     "model.bbox_head.norm_bbox: only log sizes are regressed"},
+        Inconsistent{"code_weights_short",
+                     {"model.train_cfg.code_weights=[1,1]"},
+                     "model.train_cfg.code_weights: expected a list of length 8, got 2"},
+        Inconsistent{"anchor_head_keys_on_center_point",
+                     {"model.bbox_head.type=Anchor3DHead"},
+                     "model.bbox_head.share_conv_channel: unknown key"},
+        Inconsistent{"center_point_keys_on_point_pillars",
+                     {"model.type=PointPillars"},
+                     "model.train_cfg.gaussian_overlap: unknown key"},
+        Inconsistent{"head_on_wrong_classes",
+                     {"model.bbox_head.num_classes=2"},
+                     "expected 2 class names (model.bbox_head.num_classes), got 1"}),
     [](const ::testing::TestParamInfo<Inconsistent>& info) {
       return std::string(info.param.name);
     });

@@ -109,25 +109,30 @@ void check_voxel_layer(const config::Config& vl, const VoxelLayerOptions& layer)
   }
 }
 
+// PointPillars and CenterPoint: the same pillar detector, each part built by its kind's
+// registry; the head reads the model's train_cfg and test_cfg.
+std::shared_ptr<engine::Model> build_pillar_detector(const config::Config& model) {
+  PointPillarsOptions options = pointpillars_options_from_config(model);
+  check_voxel_layer(model.node("data_preprocessor.voxel_layer"),
+                    options.data_preprocessor.voxel_layer);
+  VoxelNetParts parts;
+  parts.voxel_encoder = [model] {
+    return voxel_encoder_registry().build(model, "voxel_encoder.type");
+  };
+  parts.middle_encoder = [node = model.node("middle_encoder")] {
+    return middle_encoder_registry().build(node);
+  };
+  parts.backbone = [node = model.node("backbone")] { return backbone_registry().build(node); };
+  parts.neck = [node = model.node("neck")] { return neck_registry().build(node); };
+  parts.head = [model] { return head_registry().build(model, "bbox_head.type"); };
+  return std::make_shared<PointPillarsModel>(std::move(options), parts);
+}
+
 }  // namespace
 
 void register_models(engine::Registry<engine::Model>& registry) {
-  registry.add("PointPillars", [](const config::Config& model) {
-    PointPillarsOptions options = pointpillars_options_from_config(model);
-    check_voxel_layer(model.node("data_preprocessor.voxel_layer"),
-                      options.data_preprocessor.voxel_layer);
-    VoxelNetParts parts;
-    parts.voxel_encoder = [model] {
-      return voxel_encoder_registry().build(model, "voxel_encoder.type");
-    };
-    parts.middle_encoder = [node = model.node("middle_encoder")] {
-      return middle_encoder_registry().build(node);
-    };
-    parts.backbone = [node = model.node("backbone")] { return backbone_registry().build(node); };
-    parts.neck = [node = model.node("neck")] { return neck_registry().build(node); };
-    parts.head = [model] { return head_registry().build(model, "bbox_head.type"); };
-    return std::make_shared<PointPillarsModel>(std::move(options), parts);
-  });
+  registry.add("PointPillars", build_pillar_detector);
+  registry.add("CenterPoint", build_pillar_detector);
 }
 
 }  // namespace ddp3d::models

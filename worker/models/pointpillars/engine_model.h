@@ -51,10 +51,11 @@ BatchedPillars batch_pillars(const engine::Batch& batch);
 BatchedPillars voxelize_batch(const std::vector<at::Tensor>& points,
                               const data::VoxelizationOptions& options);
 
-// Adds "PointPillars" (built with pointpillars_options_from_config, each part by its kind's
-// registry: voxel_encoder_registry(), middle_encoder_registry(), backbone_registry(),
-// neck_registry(), head_registry()) to `registry`. Its schema:
-// register_pointpillars_schemas (pointpillars/fields.h).
+// Adds "PointPillars" and "CenterPoint" to `registry`: one pillar detector, read with
+// pointpillars_options_from_config, each part built by its kind's registry
+// (voxel_encoder_registry(), middle_encoder_registry(), backbone_registry(), neck_registry(),
+// head_registry()). Their schemas: register_pointpillars_schemas (pointpillars/fields.h) and
+// register_centerpoint_schemas (centerpoint/fields.h).
 void register_models(engine::Registry<engine::Model>& registry);
 
 }  // namespace ddp3d::models
