@@ -1,6 +1,7 @@
 // Parts registered from this test target alone (schema + factory) train inside PointPillars by
-// config: `ddp3d train` with model.backbone.type TinyBackbone, model.neck.type TinyNeck, or
-// model.bbox_head.type TinyHead.
+// config: `ddp3d train` with model.voxel_encoder.type TinyVoxelEncoder,
+// model.middle_encoder.type TinyScatter, model.backbone.type TinyBackbone, model.neck.type
+// TinyNeck, or model.bbox_head.type TinyHead.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "tests/unit/models/tiny_backbone.h"
+#include "tests/unit/models/tiny_encoders.h"
 #include "tests/unit/models/tiny_head.h"
 #include "tests/unit/models/tiny_neck.h"
 #include "worker/components/builtin_components.h"
@@ -26,6 +28,11 @@ fs::path source_dir() {
   return dir != nullptr ? dir : DDP3D_TEST_SOURCE_DIR;
 }
 
+const char* const kTinyEncoders =
+    "  voxel_encoder: {_delete_: true, type: TinyVoxelEncoder, in_channels: 4,\n"
+    "                  feat_channels: [32]}\n"
+    "  middle_encoder: {_delete_: true, type: TinyScatter, in_channels: 32,\n"
+    "                   output_shape: [128, 128]}\n";
 const char* const kTinyBackbone =
     "  backbone: {_delete_: true, type: TinyBackbone, in_channels: 32,\n"
     "             out_channels: [32, 64, 128]}\n";
@@ -87,8 +94,22 @@ class PluginParts : public ::testing::Test {
     register_tiny_backbone();
     register_tiny_neck();
     register_tiny_head();
+    register_tiny_encoders();
   }
 };
+
+TEST_F(PluginParts, AVoxelAndAMiddleEncoderTrainInsidePointPillarsByConfig) {
+  const fs::path work_dir = train(kTinyEncoders);
+  const std::vector<double> losses = logged_losses(work_dir);
+  ASSERT_GE(losses.size(), 2U);
+  for (const double loss : losses) EXPECT_TRUE(std::isfinite(loss) && loss > 0) << loss;
+  EXPECT_EQ(TinyVoxelEncoderImpl::builds, 1);
+  EXPECT_EQ(TinyScatterImpl::builds, 1);
+  EXPECT_GE(TinyVoxelEncoderImpl::forwards, static_cast<int>(losses.size()));
+  EXPECT_GE(TinyScatterImpl::forwards, static_cast<int>(losses.size()));
+  std::error_code ec;
+  fs::remove_all(work_dir.parent_path(), ec);
+}
 
 TEST_F(PluginParts, ABackboneTrainsInsidePointPillarsByConfig) {
   const fs::path work_dir = train(kTinyBackbone);
