@@ -224,37 +224,12 @@ S optim_wrapper() {
       .doc("optimizer, clipping, accumulation, mixed precision (AmpOptimWrapper: CUDA only)");
 }
 
+// Each entry a registered scheduler (kind "param_scheduler": worker/engine's
+// param_scheduler_schemas.cpp and whatever a library adds).
 S param_scheduler() {
-  const S gamma = S::number().min(0).def(0.1).doc("multiplier at each step");
-  const S t_max = S::number().min(0, true).required().doc("length of the cosine half-period");
-  return S::list(
-             S::map(
-                 {
-                     {"by_epoch",
-                      S::boolean().def(true).doc("begin/end/T_max count epochs (else iterations)")},
-                     {"begin", S::number().min(0).def(0).doc("first epoch/iteration it acts on")},
-                     {"end", S::number().min(0).doc(
-                                 "first epoch/iteration it no longer acts on (unset: the end)")},
-                     {"convert_to_iter_based",
-                      S::boolean().def(false).doc("step every iteration while counting epochs")},
-                 })
-                 .variants({
-                     {"StepLR", {{"step_size", S::integer().min(1).required()}, {"gamma", gamma}}},
-                     {"MultiStepLR", {{"milestones", int_list().required()}, {"gamma", gamma}}},
-                     {"LinearLR",
-                      {{"start_factor", S::number().min(0).def(1.0 / 3)},
-                       {"end_factor", S::number().min(0).def(1.0)}}},
-                     {"ConstantLR", {{"factor", S::number().min(0).def(1.0 / 3)}}},
-                     {"CosineAnnealingLR",
-                      {{"T_max", t_max}, {"eta_min", S::number().min(0).def(0.0).doc("final lr")}}},
-                     {"CosineAnnealingMomentum",
-                      {{"T_max", t_max},
-                       {"eta_min",
-                        S::number().min(0).def(0.0).doc("final momentum (AdamW: beta1)")}}},
-                 })
-                 .named("ParamScheduler")
-                 .doc("One learning-rate or momentum schedule phase (mmengine's names); phases "
-                      "of the same parameter act one after another by begin/end."))
+  return S::list(S::component("param_scheduler")
+                     .doc("One learning-rate or momentum schedule phase (mmengine's names); "
+                          "phases of the same parameter act one after another by begin/end."))
       .single_as_list()
       .def(Value::list())
       .doc(

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,36 +20,34 @@ namespace ddp3d::engine {
 
 enum class ScheduledParam { kLr, kMomentum };
 
-enum class ScheduleKind { kStep, kMultiStep, kLinear, kConstant, kCosine };
+// What one scheduler does at each of its steps (mmengine's _get_value): the built-in ones are
+// in schedule_rules.h, and param_scheduler_registry() builds them from config by `type`.
+class ScheduleRule {
+ public:
+  virtual ~ScheduleRule() = default;
+  // The value after the phase's step t (0: its first step) from the value v before it. base:
+  // the optimizer's configured value; total: end - begin - 1 (mmengine's total_iters).
+  virtual double step(double v, double t, double base, double total) const = 0;
+  // The same rule with its own epoch counts (T_max, step_size, milestones) times
+  // iters_per_epoch, for convert_to_iter_based.
+  virtual std::shared_ptr<const ScheduleRule> in_iterations(double iters_per_epoch) const = 0;
+};
 
 struct SchedulePhase {
-  ScheduleKind kind = ScheduleKind::kCosine;
+  std::shared_ptr<const ScheduleRule> rule;
   ScheduledParam param = ScheduledParam::kLr;
   bool by_epoch = true;
   bool convert_to_iter_based = false;
   double begin = 0;
   double end = std::numeric_limits<double>::infinity();  // unset: to the end of training
-  // kStep
-  double step_size = 1;
-  // kMultiStep (relative to begin, like mmengine)
-  std::vector<double> milestones;
-  // kStep / kMultiStep
-  double gamma = 0.1;
-  // kLinear
-  double start_factor = 1.0 / 3;
-  double end_factor = 1.0;
-  // kConstant
-  double factor = 1.0 / 3;
-  // kCosine
-  double t_max = 1;
-  double eta_min = 0;
   // For messages: "param_scheduler.1 (CosineAnnealingLR)".
   std::string name;
 };
 
 class ParamSchedule {
  public:
-  // Throws std::invalid_argument when iters_per_epoch < 1 or a phase has end <= begin.
+  // Throws std::invalid_argument when iters_per_epoch < 1, a phase has no rule or has
+  // end <= begin.
   ParamSchedule(std::vector<SchedulePhase> phases, std::int64_t iters_per_epoch);
 
   // The value of `param` used by global iteration `iter` (0-based), starting from `base` (the
@@ -58,7 +57,9 @@ class ParamSchedule {
 
  private:
   // One chainable step t (t = step - begin) of `phase` on value v.
-  static double step(const SchedulePhase& phase, double v, double t, double base);
+  static double step(const SchedulePhase& phase, double v, double t, double base) {
+    return phase.rule->step(v, t, base, phase.end - phase.begin - 1);
+  }
   // Applies the steps of global step `g` of the iteration-based (epoch_steps false) or
   // epoch-based phases of `param` to v.
   double advance(ScheduledParam param, double v, double base, std::int64_t g,

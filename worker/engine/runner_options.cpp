@@ -2,19 +2,10 @@
 
 #include "worker/config/config.h"
 #include "worker/config/consistency.h"
+#include "worker/engine/param_scheduler_registry.h"
 
 namespace ddp3d::engine {
 namespace {
-
-ScheduleKind schedule_kind(const std::string& type, ScheduledParam* param) {
-  *param =
-      type.find("Momentum") != std::string::npos ? ScheduledParam::kMomentum : ScheduledParam::kLr;
-  if (type == "StepLR" || type == "StepMomentum") return ScheduleKind::kStep;
-  if (type == "MultiStepLR" || type == "MultiStepMomentum") return ScheduleKind::kMultiStep;
-  if (type == "LinearLR" || type == "LinearMomentum") return ScheduleKind::kLinear;
-  if (type == "ConstantLR" || type == "ConstantMomentum") return ScheduleKind::kConstant;
-  return ScheduleKind::kCosine;  // CosineAnnealingLR / CosineAnnealingMomentum
-}
 
 LoaderSpec loader_spec(const config::Config& cfg, const std::string& section) {
   const config::Config c = cfg.node(section);
@@ -75,36 +66,8 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
     const std::vector<config::Config> phases = cfg.list("param_scheduler");
     for (std::size_t i = 0; i < phases.size(); ++i) {
       const config::Config& p = phases[i];
-      SchedulePhase ph;
-      const std::string type = p.get<std::string>("type");
-      ph.kind = schedule_kind(type, &ph.param);
-      ph.name = "param_scheduler." + std::to_string(i) + " (" + type + ")";
-      ph.by_epoch = p.get<bool>("by_epoch");
-      ph.convert_to_iter_based = p.get<bool>("convert_to_iter_based");
-      ph.begin = p.get<double>("begin");
-      if (p.has("end")) ph.end = p.get<double>("end");
-      // Each kind reads only the keys its schema variant has (and filled in).
-      switch (ph.kind) {
-        case ScheduleKind::kStep:
-          ph.step_size = p.get<double>("step_size");
-          ph.gamma = p.get<double>("gamma");
-          break;
-        case ScheduleKind::kMultiStep:
-          ph.milestones = p.get<std::vector<double>>("milestones");
-          ph.gamma = p.get<double>("gamma");
-          break;
-        case ScheduleKind::kLinear:
-          ph.start_factor = p.get<double>("start_factor");
-          ph.end_factor = p.get<double>("end_factor");
-          break;
-        case ScheduleKind::kConstant:
-          ph.factor = p.get<double>("factor");
-          break;
-        case ScheduleKind::kCosine:
-          ph.t_max = p.get<double>("T_max");
-          ph.eta_min = p.get<double>("eta_min");
-          break;
-      }
+      SchedulePhase ph = *param_scheduler_registry().build(p);
+      ph.name = "param_scheduler." + std::to_string(i) + " (" + p.get<std::string>("type") + ")";
       o.schedule.push_back(ph);
     }
   }

@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "worker/engine/schedule_rules.h"
+
 namespace ddp3d::engine {
 namespace {
 
@@ -14,12 +21,10 @@ namespace {
 //   StepLR(step_size=3, gamma=0.5) stepped when g % 32 == 0.
 SchedulePhase cosine(ScheduledParam param, double t_max, double eta_min, double begin, double end) {
   SchedulePhase p;
-  p.kind = ScheduleKind::kCosine;
+  p.rule = std::make_shared<CosineAnnealingRule>(t_max, eta_min);
   p.param = param;
   p.by_epoch = true;
   p.convert_to_iter_based = true;
-  p.t_max = t_max;
-  p.eta_min = eta_min;
   p.begin = begin;
   p.end = end;
   return p;
@@ -59,15 +64,12 @@ TEST(ParamSchedule, CyclicCosineLrAndMomentumMatchPyTorch) {
 TEST(ParamSchedule, OverlappingLinearWarmupAndEpochStepMatchPyTorch) {
   // configs/toy/toy_regression_2proc.yaml's schedule at 32 iterations per epoch.
   SchedulePhase warmup;
-  warmup.kind = ScheduleKind::kLinear;
+  warmup.rule = std::make_shared<LinearRule>(0.1, 1.0);
   warmup.by_epoch = false;
-  warmup.start_factor = 0.1;
   warmup.begin = 0;
   warmup.end = 20;
   SchedulePhase step;
-  step.kind = ScheduleKind::kStep;
-  step.step_size = 3;
-  step.gamma = 0.5;
+  step.rule = std::make_shared<StepRule>(3, 0.5);
   const ParamSchedule s({warmup, step}, 32);
   const std::vector<std::pair<int, double>> want = {
       {0, 0.005000000000000001}, {1, 0.00736842105263158},   {10, 0.028684210526315798},
@@ -92,10 +94,8 @@ TEST(ParamSchedule, RandomAccessEqualsSequentialQueries) {
 
 TEST(ParamSchedule, StepAndMultiStepHandComputed) {
   SchedulePhase step;
-  step.kind = ScheduleKind::kStep;
+  step.rule = std::make_shared<StepRule>(2, 0.5);
   step.by_epoch = false;
-  step.step_size = 2;
-  step.gamma = 0.5;
   const ParamSchedule s({step}, 1);
   EXPECT_DOUBLE_EQ(s.value(ScheduledParam::kLr, 1.0, 0), 1.0);
   EXPECT_DOUBLE_EQ(s.value(ScheduledParam::kLr, 1.0, 1), 1.0);
@@ -103,15 +103,25 @@ TEST(ParamSchedule, StepAndMultiStepHandComputed) {
   EXPECT_DOUBLE_EQ(s.value(ScheduledParam::kLr, 1.0, 5), 0.25);
 
   SchedulePhase multi;
-  multi.kind = ScheduleKind::kMultiStep;
+  multi.rule = std::make_shared<MultiStepRule>(std::vector<double>{1, 3}, 0.1);
   multi.by_epoch = true;  // epoch-stepped: changes only at epoch boundaries
-  multi.milestones = {1, 3};
-  multi.gamma = 0.1;
   const ParamSchedule m({multi}, 4);
   EXPECT_DOUBLE_EQ(m.value(ScheduledParam::kLr, 1.0, 3), 1.0);
   EXPECT_NEAR(m.value(ScheduledParam::kLr, 1.0, 4), 0.1, 1e-15);
   EXPECT_NEAR(m.value(ScheduledParam::kLr, 1.0, 11), 0.1, 1e-15);
   EXPECT_NEAR(m.value(ScheduledParam::kLr, 1.0, 12), 0.01, 1e-15);
+}
+
+TEST(ParamSchedule, RejectsAPhaseWithoutARule) {
+  SchedulePhase p;
+  p.name = "param_scheduler.2 (MyLR)";
+  try {
+    ParamSchedule({p}, 1);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("param_scheduler.2 (MyLR): no schedule rule"),
+              std::string::npos);
+  }
 }
 
 TEST(ParamSchedule, RejectsEmptyRange) {

@@ -11,6 +11,7 @@
 #include "tests/support/subprocess.h"
 #include "worker/components/builtin_components.h"
 #include "worker/config/config.h"
+#include "worker/engine/schedule_rules.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -112,20 +113,27 @@ TEST_F(RunnerOptionsTest, EachScheduleKindReadsItsOwnKeysWithTheSchemasDefaults)
                                  "  - {type: CosineAnnealingMomentum, T_max: 7}\n");
   ASSERT_EQ(got.schedule.size(), 5U);
   const SchedulePhase def;
-  EXPECT_EQ(got.schedule[0].kind, ScheduleKind::kLinear);
-  EXPECT_EQ(got.schedule[0].start_factor, def.start_factor);
-  EXPECT_EQ(got.schedule[0].end_factor, def.end_factor);
+  // Each rule's behaviour shows its keys: the schema's defaults where the config is silent.
+  const auto* linear = dynamic_cast<const LinearRule*>(got.schedule[0].rule.get());
+  ASSERT_NE(linear, nullptr);
+  EXPECT_DOUBLE_EQ(linear->step(1.0, 0, 1.0, 4), 1.0 / 3);  // start_factor
   EXPECT_EQ(got.schedule[0].end, 5.0);
-  EXPECT_EQ(got.schedule[1].kind, ScheduleKind::kStep);
-  EXPECT_EQ(got.schedule[1].step_size, 3.0);
-  EXPECT_EQ(got.schedule[1].gamma, def.gamma);
-  EXPECT_EQ(got.schedule[2].milestones, (std::vector<double>{2, 4}));
-  EXPECT_EQ(got.schedule[2].gamma, def.gamma);
-  EXPECT_EQ(got.schedule[3].kind, ScheduleKind::kConstant);
-  EXPECT_EQ(got.schedule[3].factor, def.factor);
+  const auto* step = dynamic_cast<const StepRule*>(got.schedule[1].rule.get());
+  ASSERT_NE(step, nullptr);
+  EXPECT_DOUBLE_EQ(step->step(1.0, 2, 1.0, 10), 1.0);
+  EXPECT_DOUBLE_EQ(step->step(1.0, 3, 1.0, 10), 0.1);  // step_size 3, gamma 0.1
+  const auto* multi = dynamic_cast<const MultiStepRule*>(got.schedule[2].rule.get());
+  ASSERT_NE(multi, nullptr);
+  EXPECT_DOUBLE_EQ(multi->step(1.0, 2, 1.0, 10), 0.1);
+  EXPECT_DOUBLE_EQ(multi->step(1.0, 3, 1.0, 10), 1.0);
+  EXPECT_DOUBLE_EQ(multi->step(1.0, 4, 1.0, 10), 0.1);
+  const auto* constant = dynamic_cast<const ConstantRule*>(got.schedule[3].rule.get());
+  ASSERT_NE(constant, nullptr);
+  EXPECT_DOUBLE_EQ(constant->step(1.0, 0, 1.0, 10), 1.0 / 3);  // factor
   EXPECT_EQ(got.schedule[4].param, ScheduledParam::kMomentum);
-  EXPECT_EQ(got.schedule[4].t_max, 7.0);
-  EXPECT_EQ(got.schedule[4].eta_min, def.eta_min);
+  const auto* cosine = dynamic_cast<const CosineAnnealingRule*>(got.schedule[4].rule.get());
+  ASSERT_NE(cosine, nullptr);
+  EXPECT_NEAR(cosine->step(0.5, 7, 1.0, 10), 0.0, 1e-12);  // T_max 7 reaches eta_min 0
   for (const SchedulePhase& p : got.schedule) {
     EXPECT_EQ(p.by_epoch, def.by_epoch) << p.name;
     EXPECT_EQ(p.begin, def.begin) << p.name;

@@ -31,6 +31,7 @@
 #include "worker/engine/hooks/param_scheduler_hook.h"
 #include "worker/engine/hooks/preemption_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
+#include "worker/engine/schedule_rules.h"
 #include "worker/engine/toy/toy_regressor.h"
 
 namespace ddp3d::engine {
@@ -115,11 +116,10 @@ TEST_F(HookTest, ParamSchedulerSetsTheScheduledValuesOfEachGlobalIteration) {
   o.optimizer.momentum = 0.9;
   OptimWrapper optim(model, o);
   SchedulePhase warmup;
-  warmup.kind = ScheduleKind::kLinear;
+  warmup.rule = std::make_shared<LinearRule>(0.5, 1.0);
   warmup.by_epoch = false;
   warmup.begin = 0;
   warmup.end = 4;
-  warmup.start_factor = 0.5;
   const ParamSchedule schedule({warmup}, 10);
   ParamSchedulerHook hook(schedule, optim);
   FakeLoop loop;
