@@ -189,31 +189,18 @@ S evaluator() {
 // ---- schedule and runtime ----------------------------------------------------------------
 
 S optim_wrapper() {
-  const S betas =
-      vec(2).def_list({0.9, 0.999}).doc("AdamW's beta1 is what momentum schedules move");
-  const S eps = S::number().min(0, true).def(1e-8);
-  return S::map(
-             {
-                 {"optimizer",
-                  S::map({{"lr", S::number().min(0, true).required().doc("learning rate")},
-                          {"weight_decay", S::number().min(0).def(0.0)}})
-                      .variants(
-                          {{"AdamW",
-                            {{"betas", betas}, {"eps", eps}, {"amsgrad", S::boolean().def(false)}}},
-                           {"Adam",
-                            {{"betas", betas}, {"eps", eps}, {"amsgrad", S::boolean().def(false)}}},
-                           {"SGD",
-                            {{"momentum", S::number().min(0).def(0.0)},
-                             {"dampening", S::number().min(0).def(0.0)},
-                             {"nesterov", S::boolean().def(false)}}}})
-                      .required()},
-                 {"clip_grad", S::map({{"max_norm", S::number().min(0, true).required()},
-                                       {"norm_type", S::number().min(0, true).def(2.0)}})
-                                   .def_null()
-                                   .doc("clip the global gradient norm; null: no clipping")},
-                 {"accumulative_counts",
-                  S::integer().min(1).def(1).doc("steps whose gradients are summed per update")},
-             })
+  return S::map({
+                    {"optimizer", S::component("optimizer")
+                                      .required()
+                                      .doc("a registered optimizer (worker/engine's "
+                                           "optimizer_schemas.cpp: AdamW, Adam, SGD)")},
+                    {"clip_grad", S::map({{"max_norm", S::number().min(0, true).required()},
+                                          {"norm_type", S::number().min(0, true).def(2.0)}})
+                                      .def_null()
+                                      .doc("clip the global gradient norm; null: no clipping")},
+                    {"accumulative_counts",
+                     S::integer().min(1).def(1).doc("steps whose gradients are summed per update")},
+                })
       .variants({{"OptimWrapper", {}},
                  {"AmpOptimWrapper",
                   {{"dtype", S::string().one_of({"float16", "bfloat16"}).def("float16")},

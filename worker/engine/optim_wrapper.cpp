@@ -2,9 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/sgd.h>
+#include <torch/optim/optimizer.h>
 
 #include <stdexcept>
 #include <string>
@@ -13,34 +11,12 @@
 
 #include "worker/dist/ddp.h"
 #include "worker/engine/model.h"
+#include "worker/engine/optimizer_registry.h"
 
 namespace ddp3d::engine {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& s, Model& model) {
-  std::vector<at::Tensor> params = model.parameters();
-  if (s.type == "AdamW") {
-    return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(s.lr)
-                                                             .betas({s.beta1, s.beta2})
-                                                             .eps(s.eps)
-                                                             .weight_decay(s.weight_decay)
-                                                             .amsgrad(s.amsgrad));
-  }
-  if (s.type == "Adam") {
-    return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(s.lr)
-                                                            .betas({s.beta1, s.beta2})
-                                                            .eps(s.eps)
-                                                            .weight_decay(s.weight_decay)
-                                                            .amsgrad(s.amsgrad));
-  }
-  if (s.type == "SGD") {
-    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(s.lr)
-                                                           .momentum(s.momentum)
-                                                           .dampening(s.dampening)
-                                                           .weight_decay(s.weight_decay)
-                                                           .nesterov(s.nesterov));
-  }
-  throw std::invalid_argument("optim_wrapper.optimizer.type: unsupported optimizer '" + s.type +
-                              "' (AdamW, Adam, SGD)");
+  return optimizer_registry().at(s.type).make(model.parameters(), s);
 }
 
 OptimWrapper::OptimWrapper(Model& model, const OptimWrapperOptions& options)
@@ -55,24 +31,15 @@ OptimWrapper::OptimWrapper(Model& model, const OptimWrapperOptions& options)
 OptimWrapper::~OptimWrapper() = default;
 
 double OptimWrapper::base_momentum() const {
-  const OptimizerSpec& s = options_.optimizer;
-  return s.type == "SGD" ? s.momentum : s.beta1;
+  const OptimizerType& type = optimizer_registry().at(options_.optimizer.type);
+  return type.base_momentum ? type.base_momentum(options_.optimizer) : 0.0;
 }
 
 void OptimWrapper::set_lr_momentum(double lr, std::optional<double> momentum) {
-  const std::string& type = options_.optimizer.type;
+  const OptimizerType& type = optimizer_registry().at(options_.optimizer.type);
   for (auto& group : optimizer_->param_groups()) {
     group.options().set_lr(lr);
-    if (!momentum) continue;
-    if (type == "SGD") {
-      static_cast<torch::optim::SGDOptions&>(group.options()).momentum(*momentum);
-    } else if (type == "AdamW") {
-      auto& o = static_cast<torch::optim::AdamWOptions&>(group.options());
-      o.betas({*momentum, std::get<1>(o.betas())});
-    } else if (type == "Adam") {
-      auto& o = static_cast<torch::optim::AdamOptions&>(group.options());
-      o.betas({*momentum, std::get<1>(o.betas())});
-    }
+    if (momentum && type.set_momentum) type.set_momentum(group.options(), *momentum);
   }
   lr_ = lr;
   momentum_ = momentum.value_or(base_momentum());

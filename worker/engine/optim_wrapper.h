@@ -29,8 +29,9 @@ namespace ddp3d::engine {
 
 class Model;
 
-// AdamW, Adam or SGD over the model's parameters. Throws std::invalid_argument naming
-// optim_wrapper.optimizer.type for another type.
+// The registered optimizer of spec.type (optimizer_registry(): AdamW, Adam, SGD, ...) over the
+// model's parameters. Throws std::invalid_argument naming optim_wrapper.optimizer.type for a
+// type nobody registered.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, Model& model);
 
 struct OptimWrapperOptions {

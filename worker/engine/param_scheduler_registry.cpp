@@ -50,10 +50,10 @@ config::Registry<SchedulePhase>& param_scheduler_registry() {
                                                         n.get<double>("eta_min"));
          }},
     };
-    for (const auto& [name, rule] : rules) {
+    for (const auto& entry : rules) {
       for (const ScheduledParam param : {ScheduledParam::kLr, ScheduledParam::kMomentum}) {
-        const std::string type = name + (param == ScheduledParam::kLr ? "LR" : "Momentum");
-        r.add(type, [param, rule](const config::Config& node) {
+        const std::string type = entry.first + (param == ScheduledParam::kLr ? "LR" : "Momentum");
+        r.add(type, [param, rule = entry.second](const config::Config& node) {
           return schedule_phase(node, param, rule(node));
         });
       }

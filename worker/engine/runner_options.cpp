@@ -2,6 +2,7 @@
 
 #include "worker/config/config.h"
 #include "worker/config/consistency.h"
+#include "worker/engine/optimizer_registry.h"
 #include "worker/engine/param_scheduler_registry.h"
 
 namespace ddp3d::engine {
@@ -36,22 +37,7 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
   o.val_begin = train.get<std::int64_t>("val_begin");
 
   const config::Config ow = cfg.node("optim_wrapper");
-  const config::Config opt = ow.node("optimizer");
-  OptimizerSpec& s = o.optimizer;
-  s.type = opt.get<std::string>("type");
-  s.lr = opt.get<double>("lr");
-  s.weight_decay = opt.get<double>("weight_decay");
-  if (s.type == "SGD") {
-    s.momentum = opt.get<double>("momentum");
-    s.dampening = opt.get<double>("dampening");
-    s.nesterov = opt.get<bool>("nesterov");
-  } else {
-    const auto betas = opt.get<std::vector<double>>("betas");
-    s.beta1 = betas.at(0);
-    s.beta2 = betas.at(1);
-    s.eps = opt.get<double>("eps");
-    s.amsgrad = opt.get<bool>("amsgrad");
-  }
+  o.optimizer = optimizer_spec(ow.node("optimizer"));
   if (ow.has("clip_grad")) {
     o.clip_max_norm = ow.get<double>("clip_grad.max_norm");
     o.clip_norm_type = ow.get<double>("clip_grad.norm_type");

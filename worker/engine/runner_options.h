@@ -14,8 +14,10 @@
 
 namespace ddp3d::engine {
 
+// optim_wrapper.optimizer: the keys of the built-in types (optimizer_registry.h reads them by
+// type); a registered type with keys of its own reads them from `node`.
 struct OptimizerSpec {
-  std::string type = "AdamW";  // AdamW | Adam | SGD
+  std::string type = "AdamW";  // a registered type: AdamW, Adam, SGD, ...
   double lr = 1e-3;
   double weight_decay = 0;
   double beta1 = 0.9;
@@ -25,6 +27,7 @@ struct OptimizerSpec {
   double momentum = 0;  // SGD
   double dampening = 0;
   bool nesterov = false;
+  config::Config node;  // the validated mapping (empty when built in code)
 };
 
 enum class Precision { kFp32, kFp16, kBf16 };

@@ -4,13 +4,19 @@
 #include "worker/engine/runner_options.h"
 
 #include <gtest/gtest.h>
+#include <torch/optim/sgd.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "tests/support/subprocess.h"
 #include "worker/components/builtin_components.h"
 #include "worker/config/config.h"
+#include "worker/engine/optimizer_registry.h"
+#include "worker/engine/optimizer_schemas.h"
+#include "worker/engine/param_scheduler_registry.h"
+#include "worker/engine/param_scheduler_schemas.h"
 #include "worker/engine/schedule_rules.h"
 
 namespace ddp3d::engine {
@@ -138,6 +144,57 @@ TEST_F(RunnerOptionsTest, EachScheduleKindReadsItsOwnKeysWithTheSchemasDefaults)
     EXPECT_EQ(p.by_epoch, def.by_epoch) << p.name;
     EXPECT_EQ(p.begin, def.begin) << p.name;
     EXPECT_EQ(p.convert_to_iter_based, def.convert_to_iter_based) << p.name;
+  }
+}
+
+// Halves the value at every step after the first: a rule no built-in scheduler has.
+class HalvingRule : public ScheduleRule {
+ public:
+  double step(double v, double t, double, double) const override { return t == 0 ? v : v / 2; }
+  std::shared_ptr<const ScheduleRule> in_iterations(double) const override {
+    return std::make_shared<HalvingRule>();
+  }
+};
+
+// An optimizer and a scheduler this test registers (keys and factory, nothing else) are built
+// from config like the built-in ones, reading keys of their own.
+TEST_F(RunnerOptionsTest, AnOptimizerAndASchedulerRegisteredOutsideTheEngineComeFromConfig) {
+  static const bool registered = [] {
+    using S = config::Schema;
+    config::component_schemas().add(
+        "optimizer", "ScaledSGD",
+        optimizer_fields({{"scale", S::number().min(0, true).required()}}));
+    OptimizerType scaled;
+    scaled.read = [](const config::Config&, OptimizerSpec&) {};
+    scaled.make = [](std::vector<at::Tensor> params, const OptimizerSpec& s) {
+      const double lr = s.lr * s.node.get<double>("scale");
+      return std::unique_ptr<torch::optim::Optimizer>(
+          std::make_unique<torch::optim::SGD>(std::move(params), torch::optim::SGDOptions(lr)));
+    };
+    optimizer_registry().add("ScaledSGD", scaled);
+    config::component_schemas().add("param_scheduler", "HalvingLR", param_scheduler_fields({}));
+    param_scheduler_registry().add("HalvingLR", [](const config::Config& node) {
+      return schedule_phase(node, ScheduledParam::kLr, std::make_shared<HalvingRule>());
+    });
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  const RunnerOptions got = load("  optimizer: {type: ScaledSGD, lr: 0.1, scale: 3}\n",
+                                 "param_scheduler: [{type: HalvingLR, by_epoch: false}]\n");
+  EXPECT_EQ(got.optimizer.type, "ScaledSGD");
+  at::Tensor w = at::zeros({2});
+  const auto optimizer = optimizer_registry().at("ScaledSGD").make({w}, got.optimizer);
+  EXPECT_DOUBLE_EQ(optimizer->param_groups()[0].options().get_lr(), 0.1 * 3);
+  ASSERT_EQ(got.schedule.size(), 1U);
+  const ParamSchedule schedule(got.schedule, 4);
+  EXPECT_DOUBLE_EQ(schedule.value(ScheduledParam::kLr, 1.0, 3), 0.125);
+  // A type nobody registered is a config error naming the key.
+  try {
+    load("  optimizer: {type: Lion, lr: 0.1}\n");
+    FAIL() << "expected a ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("optim_wrapper.optimizer.type"), std::string::npos)
+        << e.what();
   }
 }
 

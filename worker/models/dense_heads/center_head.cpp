@@ -46,7 +46,8 @@ torch::nn::Sequential separate_head(const CenterHeadOptions& o, int64_t out, dou
   return head;
 }
 
-CenterPointCoderOptions make_coder_options(const CenterHeadOptions& o, const CenterPointTrainCfg& t) {
+CenterPointCoderOptions make_coder_options(const CenterHeadOptions& o,
+                                           const CenterPointTrainCfg& t) {
   CenterPointCoderOptions c;
   c.pc_range_min = {o.bbox_coder.pc_range.at(0), o.bbox_coder.pc_range.at(1)};
   c.voxel_size = {o.bbox_coder.voxel_size.at(0), o.bbox_coder.voxel_size.at(1)};
