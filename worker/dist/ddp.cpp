@@ -19,9 +19,9 @@
 #include <unordered_set>
 
 #include "common/log.h"
+#include "worker/dist/averaging_backend.h"
 #include "worker/dist/bucket_plan.h"
 #include "worker/dist/process_group.h"
-#include "worker/dist/shm_allreduce.h"
 
 namespace ddp3d::dist {
 
@@ -90,11 +90,7 @@ struct DistributedDataParallel::State {
     at::Tensor flat;  // gradients, then (last bucket, float types) the missing map
     std::int64_t grad_numel = 0;
     std::size_t pending = 0;
-    c10::intrusive_ptr<c10d::Work> work;
-    // Through the process group's shared-memory all-reduce (CPU float/double buckets of
-    // ranks on one node) instead of the backend.
-    bool via_shm = false;
-    std::shared_ptr<ShmAllReduceWork> shm_work;
+    c10::intrusive_ptr<ReduceWork> work;  // this step's all-reduce, averaging the bucket
   };
   enum class Phase { kIdle, kArmed, kInBackward, kFinalized };
   // Runs after a parameter's AccumulateGrad node: param.grad() holds this backward's gradient.
@@ -108,11 +104,12 @@ struct DistributedDataParallel::State {
     std::size_t index;
   };
 
-  State(c10d::Backend& b, SharedMemoryAllReduce* s, int r, int w)
-      : backend(b), shm(s), rank(r), world(w) {}
+  State(c10d::Backend& b, SharedMemoryAllReduce* shm, int r, int w)
+      : backend(b), reducer(b, shm, r, w), rank(r), world(w) {}
 
-  c10d::Backend& backend;
-  SharedMemoryAllReduce* shm;  // null: every bucket goes through the backend
+  c10d::Backend& backend;  // set-up collectives (parameter check, broadcasts)
+  // What carries the buckets: shared memory on one node, else the backend.
+  AveragingBackend reducer;
   int rank;
   int world;
   DdpOptions options;
@@ -124,7 +121,7 @@ struct DistributedDataParallel::State {
   // gradient for it (without find_unused_parameters: an error; with it: locally unused).
   at::Tensor missing_map;
   bool missing_map_in_bucket = false;
-  c10::intrusive_ptr<c10d::Work> missing_work;
+  c10::intrusive_ptr<ReduceWork> missing_work;
 
   std::mutex mu;
   Phase phase = Phase::kIdle;
@@ -145,7 +142,6 @@ struct DistributedDataParallel::State {
     for (auto& b : buckets) {
       b.pending = b.params.size();
       b.work.reset();
-      b.shm_work.reset();
     }
     missing_work.reset();
     next_bucket = 0;
@@ -205,14 +201,10 @@ struct DistributedDataParallel::State {
       // the bucket before the bucket is overwritten.
       grad = grad.clone();
     }
-    const bool averaged_by_transport = buckets[p.bucket].via_shm;
-    if (grad.defined() && averaged_by_transport) {
-      // The shared-memory all-reduce divides as it sums: a gradient accumulated in the
-      // bucket (aliased) needs no pass here at all.
+    if (grad.defined()) {
+      // The bucket's all-reduce averages: a gradient accumulated in the bucket (aliased)
+      // needs no pass here at all.
       if (!aliased || !has_grad) p.bucket_view.copy_(grad);
-    } else if (grad.defined()) {
-      // Averaging folded into the copy: one pass over the gradient instead of two.
-      at::div_out(p.bucket_view, grad, world);
     } else {
       p.bucket_view.zero_();
     }
@@ -232,16 +224,9 @@ struct DistributedDataParallel::State {
     if (last_bucket) write_missing_map();
     // Taken before the hand-over: a shared-memory all-reduce may finish before it returns.
     const auto launched = Clock::now();
-    if (b.via_shm) {
-      // Gradients are averaged, the missing map after them is summed (it counts ranks).
-      b.shm_work = shm->allreduce(b.flat, b.grad_numel);
-    } else {
-      std::vector<at::Tensor> tensors{b.flat};
-      b.work = backend.allreduce(tensors);
-    }
+    b.work = reducer.reduce(b.flat, c10d::ReduceOp::AVG);
     if (last_bucket && !missing_map_in_bucket) {
-      std::vector<at::Tensor> map{missing_map};
-      missing_work = backend.allreduce(map);
+      missing_work = reducer.reduce(missing_map, c10d::ReduceOp::SUM);
     }
     BucketEvent event{static_cast<int>(index), launched, in_backward};
     stats.timeline.push_back(event);
@@ -250,10 +235,13 @@ struct DistributedDataParallel::State {
     if (observer) observer(event);
   }
 
+  // 1 per parameter this rank has no gradient for; inside the averaged bucket the entries
+  // are world, so that the average counts the ranks too.
   void write_missing_map() {
     auto cpu = at::empty({static_cast<std::int64_t>(missing.size())}, at::kFloat);
     auto* data = cpu.data_ptr<float>();
-    for (std::size_t i = 0; i < missing.size(); ++i) data[i] = missing[i] ? 1.0f : 0.0f;
+    const float one = missing_map_in_bucket ? static_cast<float>(world) : 1.0f;
+    for (std::size_t i = 0; i < missing.size(); ++i) data[i] = missing[i] ? one : 0.0f;
     missing_map.copy_(cpu);
   }
 
@@ -269,18 +257,11 @@ struct DistributedDataParallel::State {
       if (!ready[i]) mark_ready(i, /*has_grad=*/false, /*in_backward=*/false);
     }
     const auto wait_begin = Clock::now();
-    for (auto& b : buckets) {
-      if (b.shm_work) {
-        b.shm_work->wait();
-      } else {
-        b.work->wait();
-      }
-    }
+    for (auto& b : buckets) b.work->wait();
     if (missing_work) missing_work->wait();
     stats.allreduce_wait_s = std::chrono::duration<double>(Clock::now() - wait_begin).count();
     for (auto& event : stats.timeline) {
-      const auto& work = buckets[static_cast<std::size_t>(event.bucket)].shm_work;
-      if (work) event.completed = work->finished_at();
+      event.completed = buckets[static_cast<std::size_t>(event.bucket)].work->finished_at();
     }
 
     const auto counts_tensor = missing_map.to(at::kCPU, at::kFloat);
@@ -346,13 +327,13 @@ struct DistributedDataParallel::State {
     std::vector<std::size_t> which;
     std::vector<std::pair<std::int64_t, at::ScalarType>> specs;
     for (std::size_t b = 0; b < buckets.size(); ++b) {
-      if (!buckets[b].via_shm) continue;
+      if (!reducer.in_shared_memory(buckets[b].flat)) continue;
       which.push_back(b);
       specs.emplace_back(buckets[b].flat.numel(), buckets[b].flat.scalar_type());
     }
     if (specs.empty()) return;
     std::string why;
-    auto shared = shm->allocate_shared(specs, &why);
+    auto shared = reducer.allocate_shared(specs, &why);
     if (shared.empty()) {
       if (rank == 0) {
         log::warning("DDP: gradient buckets stay in private memory (" + why +
@@ -535,11 +516,10 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<torch::nn::Modu
     const bool map_fits =
         last && (first.scalar_type() == at::kFloat || first.scalar_type() == at::kDouble);
     bucket.flat = at::zeros({bucket.grad_numel + (map_fits ? n_params : 0)}, first.options());
-    bucket.via_shm = s.shm != nullptr && SharedMemoryAllReduce::supports(bucket.flat);
     if (last) s.missing_map_in_bucket = map_fits;
   }
   // Views into the buckets are taken only now: the buckets may have moved to shared memory.
-  if (s.shm != nullptr) s.place_buckets_in_shared_memory();
+  s.place_buckets_in_shared_memory();
   for (std::size_t b = 0; b < plan.size(); ++b) {
     State::Bucket& bucket = s.buckets[b];
     if (b + 1 == plan.size()) {

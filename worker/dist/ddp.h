@@ -73,8 +73,8 @@ struct BucketEvent {
   int bucket = 0;                                  // bucket index (0 = launched first)
   std::chrono::steady_clock::time_point launched;  // all-reduce handed to the backend
   bool launched_in_backward = true;  // false: launched by finalize (unused parameters)
-  // When the all-reduce finished, known for the shared-memory transport (default-constructed
-  // for backends, whose works do not say).
+  // When the all-reduce finished: for the shared-memory transport the moment it did, for the
+  // backend (whose works do not say) the moment DDP's wait on it returned.
   std::chrono::steady_clock::time_point completed{};
 };
 
