@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
+
+#include "worker/models/task_modules/center_point_bbox_coder.h"
 
 namespace ddp3d::models {
 namespace {
@@ -54,6 +58,33 @@ TEST(DrawHeatmapGaussian, ClipsAtTheEdgeAndKeepsTheLargerValue) {
   draw_heatmap_gaussian(empty, 3, 0, 1);
   draw_heatmap_gaussian(empty, -1, 1, 1);
   EXPECT_EQ(empty.count_nonzero().item<int64_t>(), 0);
+}
+
+TEST(DrawHeatmapGaussian, AHugeRadiusCostsNoMoreThanTheMap) {
+  // A radius of 2^62 cells: σ ≈ 1.5e18, so the map is 1 at the peak and ≈ 1 everywhere; the
+  // Gaussian is evaluated over the 4 × 5 map only (a whole one would not fit in memory).
+  at::Tensor heatmap = at::zeros({4, 5});
+  draw_heatmap_gaussian(heatmap, 2, 1, std::int64_t{1} << 62);
+  EXPECT_FLOAT_EQ(heatmap[1][2].item<float>(), 1.0F);
+  EXPECT_FLOAT_EQ(heatmap.min().item<float>(), 1.0F);
+  at::Tensor max_radius = at::zeros({2, 2});
+  draw_heatmap_gaussian(max_radius, 1, 1, std::numeric_limits<std::int64_t>::max());
+  EXPECT_TRUE(max_radius.isfinite().all().item<bool>());
+  EXPECT_FLOAT_EQ(max_radius[1][1].item<float>(), 1.0F);
+}
+
+TEST(CenterPointTargets, ABoxFarLargerThanTheMapIsOnePeakNotAnOverflow) {
+  CenterPointCoderOptions o;
+  o.pc_range_min = {0.0, 0.0};
+  o.voxel_size = {1.0, 1.0};
+  o.out_size_factor = 1;
+  o.min_radius = 1;
+  const at::Tensor boxes =
+      at::tensor({2.5, 1.5, 0.0, 1e30, 1e30, 1.0, 0.0}, at::kDouble).reshape({1, 7});
+  const CenterPointTargets t = center_point_targets(boxes, at::zeros({1}, at::kLong), 1, 4, 4, o);
+  EXPECT_FLOAT_EQ(t.heatmap[0][1][2].item<float>(), 1.0F);
+  EXPECT_TRUE(t.heatmap.isfinite().all().item<bool>());
+  EXPECT_EQ(t.mask.sum().item<int64_t>(), 1);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ CenterPointTargets center_point_targets(const at::Tensor& gt_boxes, const at::Te
     if (x < 0 || y < 0 || x >= width || y >= height) continue;
     // mmdet3d: radius from (length, width) = (dy, dx) in cells, at least min_radius.
     const double radius = gaussian_radius(dy / cell_y, dx / cell_x, options.gaussian_overlap);
-    const int64_t r = std::max(options.min_radius, static_cast<int64_t>(radius));
+    // Capped before the cast: a box far larger than any map must not overflow it.
+    const int64_t r = std::max(options.min_radius, static_cast<int64_t>(std::min(radius, 1e9)));
     at::Tensor plane = t.heatmap[cls];
     draw_heatmap_gaussian(plane, x, y, r);
     inds[written] = y * width + x;

@@ -33,18 +33,20 @@ void draw_heatmap_gaussian(at::Tensor& heatmap, int64_t x, int64_t y, int64_t ra
   const int64_t height = heatmap.size(0);
   const int64_t width = heatmap.size(1);
   if (x < 0 || y < 0 || x >= width || y >= height) return;
-  const double sigma = static_cast<double>(2 * radius + 1) / 6;
-  const at::Tensor offsets = at::arange(-radius, radius + 1, heatmap.options().dtype(at::kDouble));
-  const at::Tensor gaussian =
-      at::exp(-(offsets.pow(2).unsqueeze(1) + offsets.pow(2).unsqueeze(0)) / (2 * sigma * sigma));
+  // Only the part of the Gaussian that lies on the map is computed, so a radius far beyond it
+  // (a huge box, a huge min_radius) costs no more than the map.
+  const double sigma = (2 * static_cast<double>(radius) + 1) / 6;
   const int64_t left = std::min(x, radius);
-  const int64_t right = std::min(width - x, radius + 1);
+  const int64_t right = radius < width - x ? radius + 1 : width - x;
   const int64_t top = std::min(y, radius);
-  const int64_t bottom = std::min(height - y, radius + 1);
+  const int64_t bottom = radius < height - y ? radius + 1 : height - y;
+  const auto f64 = heatmap.options().dtype(at::kDouble);
+  const at::Tensor dy = at::arange(-top, bottom, f64);
+  const at::Tensor dx = at::arange(-left, right, f64);
+  const at::Tensor peak =
+      at::exp(-(dy.pow(2).unsqueeze(1) + dx.pow(2).unsqueeze(0)) / (2 * sigma * sigma))
+          .to(heatmap.scalar_type());
   at::Tensor region = heatmap.slice(0, y - top, y + bottom).slice(1, x - left, x + right);
-  const at::Tensor peak = gaussian.slice(0, radius - top, radius + bottom)
-                              .slice(1, radius - left, radius + right)
-                              .to(heatmap.scalar_type());
   region.copy_(at::maximum(region, peak));
 }
 
