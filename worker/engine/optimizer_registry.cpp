@@ -19,37 +19,31 @@ void read_adam(const config::Config& node, OptimizerSpec& s) {
   s.amsgrad = node.get<bool>("amsgrad");
 }
 
-// Adam and AdamW: beta1 is the momentum a schedule moves.
-template <typename Options>
-void set_beta1(torch::optim::OptimizerOptions& group, double momentum) {
-  auto& o = static_cast<Options&>(group);
-  o.betas({momentum, std::get<1>(o.betas())});
+// Adam and AdamW: the same keys; beta1 is the momentum a schedule moves.
+template <typename Optimizer, typename Options>
+OptimizerType adam_type() {
+  OptimizerType t;
+  t.read = read_adam;
+  t.make = [](std::vector<at::Tensor> params, const OptimizerSpec& s) {
+    return std::unique_ptr<torch::optim::Optimizer>(
+        std::make_unique<Optimizer>(std::move(params), Options(s.lr)
+                                                           .betas({s.beta1, s.beta2})
+                                                           .eps(s.eps)
+                                                           .weight_decay(s.weight_decay)
+                                                           .amsgrad(s.amsgrad)));
+  };
+  t.base_momentum = [](const OptimizerSpec& s) { return s.beta1; };
+  t.set_momentum = [](torch::optim::OptimizerOptions& group, double momentum) {
+    auto& o = static_cast<Options&>(group);
+    o.betas({momentum, std::get<1>(o.betas())});
+  };
+  return t;
 }
 
 OptimizerRegistry make_builtin_registry() {
   OptimizerRegistry r;
-  r.add("AdamW",
-        {read_adam,
-         [](std::vector<at::Tensor> params, const OptimizerSpec& s) {
-           return std::unique_ptr<torch::optim::Optimizer>(std::make_unique<torch::optim::AdamW>(
-               std::move(params), torch::optim::AdamWOptions(s.lr)
-                                      .betas({s.beta1, s.beta2})
-                                      .eps(s.eps)
-                                      .weight_decay(s.weight_decay)
-                                      .amsgrad(s.amsgrad)));
-         },
-         [](const OptimizerSpec& s) { return s.beta1; }, set_beta1<torch::optim::AdamWOptions>});
-  r.add("Adam",
-        {read_adam,
-         [](std::vector<at::Tensor> params, const OptimizerSpec& s) {
-           return std::unique_ptr<torch::optim::Optimizer>(std::make_unique<torch::optim::Adam>(
-               std::move(params), torch::optim::AdamOptions(s.lr)
-                                      .betas({s.beta1, s.beta2})
-                                      .eps(s.eps)
-                                      .weight_decay(s.weight_decay)
-                                      .amsgrad(s.amsgrad)));
-         },
-         [](const OptimizerSpec& s) { return s.beta1; }, set_beta1<torch::optim::AdamOptions>});
+  r.add("AdamW", adam_type<torch::optim::AdamW, torch::optim::AdamWOptions>());
+  r.add("Adam", adam_type<torch::optim::Adam, torch::optim::AdamOptions>());
   r.add("SGD",
         {[](const config::Config& node, OptimizerSpec& s) {
            s.momentum = node.get<double>("momentum");

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pointpillars_dist_test import SOURCE, run  # noqa: E402
+from pointpillars_dist_test import SOURCE, data_options, run, short_training  # noqa: E402
 
 CONFIG = os.path.join(SOURCE, "configs", "centerpoint", "centerpoint_demo_synthetic_car.yaml")
 EPOCHS = 4  # after 2 epochs of 5 iterations the heatmap is still empty: no detections to compare
@@ -28,18 +28,11 @@ class CenterPointDist(unittest.TestCase):
         data = os.path.join(self.tmp, "synth")
         # score_threshold 0: a barely trained model's peaks are low, and the comparison below
         # needs detections to compare.
-        data_options = ["model.bbox_head.bbox_coder.score_threshold=0.0"]
-        for loader in ("train_dataloader", "val_dataloader", "test_dataloader"):
-            data_options += ["%s.dataset.data_root=%s" % (loader, data),
-                             "%s.dataset.num_scenes=24" % loader]
+        options = data_options(data, "model.bbox_head.bbox_coder.score_threshold=0.0")
         train_dir = os.path.join(self.tmp, "train")
-        code, out = run("dist_train.sh", [CONFIG, "2", "--cfg-options",
-                                          "work_dir=" + train_dir,
-                                          "train_cfg.max_epochs=%d" % EPOCHS,
-                                          "train_cfg.val_interval=%d" % EPOCHS,
-                                          "default_hooks.checkpoint.interval=%d" % EPOCHS,
-                                          "train_dataloader.batch_size=2"] + data_options,
-                        os.path.join(self.tmp, "train.txt"))
+        code, out = run("dist_train.sh",
+                        [CONFIG, "2", "--cfg-options"] + short_training(train_dir, EPOCHS)
+                        + options, os.path.join(self.tmp, "train.txt"))
         self.assertEqual(code, 0, out[-3000:])
         self.assertIn("world size 2", out)
         self.assertIn("model CenterPoint", out)
@@ -62,7 +55,7 @@ class CenterPointDist(unittest.TestCase):
         self.assertTrue(os.path.exists(checkpoint), os.listdir(train_dir))
         test_dir = os.path.join(self.tmp, "test")
         code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
-                                         "--cfg-options"] + data_options,
+                                         "--cfg-options"] + options,
                         os.path.join(self.tmp, "test.txt"))
         self.assertEqual(code, 0, out[-3000:])
         self.assertIn("Car AP40@0.70, 0.70, 0.70", out)
@@ -80,7 +73,7 @@ class CenterPointDist(unittest.TestCase):
         pointpillars = os.path.join(SOURCE, "configs", "pointpillars",
                                     "pointpillars_demo_synthetic_car.yaml")
         code, out = run("dist_test.sh", [pointpillars, checkpoint, "2", "--work-dir", test_dir,
-                                         "--cfg-options"] + data_options[1:],
+                                         "--cfg-options"] + options[1:],
                         os.path.join(self.tmp, "mismatch.txt"))
         self.assertNotEqual(code, 0, out[-3000:])
         self.assertIn("bbox_head.", out)

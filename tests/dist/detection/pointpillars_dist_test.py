@@ -36,6 +36,21 @@ def run(script, args, log_path):
         return code, f.read()
 
 
+def data_options(data, first):
+    """--cfg-options for every loader on `data` (24 synthetic scenes), after `first`."""
+    options = [first]
+    for loader in ("train_dataloader", "val_dataloader", "test_dataloader"):
+        options += ["%s.dataset.data_root=%s" % (loader, data), "%s.dataset.num_scenes=24" % loader]
+    return options
+
+
+def short_training(train_dir, epochs):
+    """--cfg-options for `epochs` epochs of batch 2 into train_dir, validated and saved last."""
+    return ["work_dir=" + train_dir, "train_cfg.max_epochs=%d" % epochs,
+            "train_cfg.val_interval=%d" % epochs, "default_hooks.checkpoint.interval=%d" % epochs,
+            "train_dataloader.batch_size=2"]
+
+
 def read_png(path):
     """(width, height, rows of RGB bytes) of an 8-bit RGB, non-interlaced PNG."""
     with open(path, "rb") as f:
@@ -84,18 +99,11 @@ class PointPillarsDist(unittest.TestCase):
         data = os.path.join(self.tmp, "synth")
         # score_thr 0: a barely trained model's scores are low, and the comparison below needs
         # detections to compare.
-        data_options = ["model.test_cfg.score_thr=0.0"]
-        for loader in ("train_dataloader", "val_dataloader", "test_dataloader"):
-            data_options += ["%s.dataset.data_root=%s" % (loader, data),
-                             "%s.dataset.num_scenes=24" % loader]
+        options = data_options(data, "model.test_cfg.score_thr=0.0")
         train_dir = os.path.join(self.tmp, "train")
-        code, out = run("dist_train.sh", [CONFIG, "2", "--cfg-options",
-                                          "work_dir=" + train_dir,
-                                          "train_cfg.max_epochs=%d" % EPOCHS,
-                                          "train_cfg.val_interval=%d" % EPOCHS,
-                                          "default_hooks.checkpoint.interval=%d" % EPOCHS,
-                                          "train_dataloader.batch_size=2"] + data_options,
-                        os.path.join(self.tmp, "train.txt"))
+        code, out = run("dist_train.sh",
+                        [CONFIG, "2", "--cfg-options"] + short_training(train_dir, EPOCHS)
+                        + options, os.path.join(self.tmp, "train.txt"))
         self.assertEqual(code, 0, out[-3000:])
         self.assertIn("world size 2", out)
         self.assertIn("model PointPillars", out)
@@ -127,7 +135,7 @@ class PointPillarsDist(unittest.TestCase):
         self.assertTrue(os.path.exists(checkpoint), os.listdir(train_dir))
         test_dir = os.path.join(self.tmp, "test")
         code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
-                                         "--cfg-options"] + data_options,
+                                         "--cfg-options"] + options,
                         os.path.join(self.tmp, "test.txt"))
         self.assertEqual(code, 0, out[-3000:])
         self.assertIn("Car AP40@0.70, 0.70, 0.70", out)  # rank 0 printed the KITTI table
@@ -160,7 +168,7 @@ class PointPillarsDist(unittest.TestCase):
         show_dir = os.path.join(self.tmp, "show", "pictures")
         code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
                                          "--show-dir", show_dir, "--show-count", "3",
-                                         "--show-score-thr", "0", "--cfg-options"] + data_options,
+                                         "--show-score-thr", "0", "--cfg-options"] + options,
                         os.path.join(self.tmp, "show.txt"))
         self.assertEqual(code, 0, out[-3000:])
         self.assertIn("pictures of the predictions in " + show_dir, out)
@@ -178,7 +186,7 @@ class PointPillarsDist(unittest.TestCase):
         # line, truncated and occluded -1), and the metrics are those of the run above.
         results = os.path.join(self.tmp, "results")
         code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--work-dir", test_dir,
-                                         "--submission-dir", results, "--cfg-options"] + data_options,
+                                         "--submission-dir", results, "--cfg-options"] + options,
                         os.path.join(self.tmp, "submission.txt"))
         self.assertEqual(code, 0, out[-3000:])
         self.assertIn("wrote KITTI result files of 4 frames to " + results, out)
@@ -198,7 +206,7 @@ class PointPillarsDist(unittest.TestCase):
 
         # A --show-dir that cannot be written fails at once, naming it, before any evaluation.
         code, out = run("dist_test.sh", [CONFIG, checkpoint, "2", "--show-dir", "/proc/ddp3d-pictures",
-                                         "--cfg-options"] + data_options,
+                                         "--cfg-options"] + options,
                         os.path.join(self.tmp, "show-bad.txt"))
         self.assertNotEqual(code, 0)
         self.assertIn("--show-dir /proc/ddp3d-pictures: cannot create it", out)
