@@ -80,7 +80,10 @@ void exactly_one_leads_then_takeover(bool release) {
   if (release) {
     EXPECT_LT(takeover, 1500ms) << "a released lease is taken at the next retry";
   } else {
-    EXPECT_GE(takeover, 1900ms) << "an unreleased lease must first expire";
+    // The leader renewed at most a retry period before it stopped, and the other counts the
+    // lease's age from its own last look at it, as client-go does: the lease expires between
+    // lease_duration - retry_period and lease_duration + retry_period after the stop.
+    EXPECT_GE(takeover, 1750ms) << "an unreleased lease must first expire";
   }
   auto lease = client.get(resources::leases(), ns, "ddp3d-operator");
   EXPECT_EQ(lease_record_from(lease).lease_transitions, 1);
