@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+#include <stdexcept>
 
 #include "worker/config/config_root.h"
 #include "worker/config/consistency.h"
@@ -272,6 +273,24 @@ Config parse(std::string_view yaml_text, std::string_view name,
              const std::vector<std::string>& cfg_options, const std::filesystem::path& base_dir) {
   return finish(load_tree_from_text(yaml_text, std::string(name), base_dir), std::string(name),
                 cfg_options);
+}
+
+Config parse_section(std::string_view key, std::string_view yaml_text, std::string_view name) {
+  const Schema* schema = nullptr;
+  for (const Field& f : ddp3d_schema().fields()) {
+    if (f.first == key) schema = &f.second;
+  }
+  if (schema == nullptr) throw std::logic_error("no config section named " + std::string(key));
+  Value section = parse_yaml(yaml_text, std::string(name));
+  if (section.is_null()) section = Value::map({}, Origin{std::string(name), 0});
+  std::vector<Issue> issues;
+  schema->validate(section, std::string(key), issues);
+  if (!issues.empty()) throw ConfigError(std::move(issues));
+  Value tree = Value::map({}, Origin{std::string(name), 0});
+  tree.set(std::string(key), std::move(section));
+  auto root = std::make_shared<Config::Root>(Config::Root{std::move(tree), std::string(name)});
+  const Value* value = root->tree.find(key);
+  return Config(std::move(root), value, std::string(key));
 }
 
 }  // namespace ddp3d::config

@@ -133,4 +133,11 @@ Config parse(std::string_view yaml_text, std::string_view name = "<string>",
              const std::vector<std::string>& cfg_options = {},
              const std::filesystem::path& base_dir = std::filesystem::current_path());
 
+// One top-level section (`key`, e.g. "default_hooks") from YAML text, validated against its
+// schema with its defaults filled, as the view `key` of a config holding only it: what code that
+// builds options without a config file (tests, tools) passes where a loaded config's node goes.
+// The whole-config cross-key checks do not run.
+Config parse_section(std::string_view key, std::string_view yaml_text,
+                     std::string_view name = "<string>");
+
 }  // namespace ddp3d::config

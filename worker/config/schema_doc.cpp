@@ -44,7 +44,7 @@ class Writer {
             std::ostringstream& out) {
     if (!top && !s.name().empty()) {
       row(s, key, when, "See [" + s.name() + "](#" + anchor(s.name()) + ").", out);
-      pending_.emplace(s.name(), &s);
+      remember(&s);
       return;
     }
     if (!key.empty()) row(s, key, when, "", out);
@@ -54,7 +54,7 @@ class Writer {
       inner = s.element();
       prefix = key + "[]";
       if (!inner->name().empty()) {
-        pending_.emplace(inner->name(), inner);
+        remember(inner);
         return;
       }
     }
@@ -85,6 +85,13 @@ class Writer {
         << s.type_name() << " | "
         << (s.default_value() ? "`" + inline_value(*s.default_value()) + "`" : "") << " | "
         << s.constraints() << " | " << desc << " |\n";
+  }
+
+  // A named component used with different default types (default_hooks' keys) is described
+  // once with none: each use's row says its own.
+  void remember(const Schema* s) {
+    const auto [it, added] = pending_.emplace(s->name(), s);
+    if (!added && s->default_variant().empty()) it->second = s;
   }
 
   std::map<std::string, const Schema*> pending_;
