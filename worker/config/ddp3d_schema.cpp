@@ -248,72 +248,29 @@ S train_cfg() {
       .doc("the training loop");
 }
 
-S hook(const char* type, std::vector<Field> fields) {
-  fields.insert(fields.begin(), Field{"type", S::string().one_of({type}).def(type)});
-  return S::map(std::move(fields)).def_empty_map();
-}
-
-// mmdet3d's Det3DVisualizationHook, during training's validation (val_pictures_hook.h).
-S visualization_hook() {
-  return hook("Det3DVisualizationHook",
-              {{"draw", S::boolean().def(false).doc(
-                            "after each validation, bird's-eye views of validation frames to "
-                            "the visualization backends (TensorBoard images val/bev/<frame>, "
-                            "vis_data/vis_image/)")},
-               {"frames", S::integer().min(1).def(8).doc(
-                              "the frames with a dataset index below it that rank 0 evaluates "
-                              "(about frames / world size of them)")},
-               {"score_thr", S::number().min(0).max(1).def(0.1).doc(
-                                 "predictions below this score are not drawn")}});
+// mmengine's default_hooks: each key names a registered hook (component kind "hook", whose
+// keys hooks/hook_schemas.cpp holds), defaulting to the standard one; null turns it off.
+S default_hook(const char* type, const char* what) {
+  return S::component("hook", type)
+      .def_empty_map()
+      .nullable()
+      .named("Hook")
+      .doc(std::string(what) + "; type: any registered hook (default " + type + "); null: none.");
 }
 
 S default_hooks() {
   return S::map(
              {
-                 {"timer", hook("IterTimerHook", {})},
-                 {"logger", hook("LoggerHook", {{"interval", S::integer().min(1).def(50).doc(
-                                                                 "log every N iterations")}})},
-                 {"param_scheduler", hook("ParamSchedulerHook", {})},
-                 {"checkpoint",
-                  hook("CheckpointHook",
-                       {{"interval",
-                         S::integer().def(-1).doc("every N epochs (by_epoch) or N iterations; -1: "
-                                                  "only the last")},
-                        {"by_epoch", S::boolean().def(true).doc(
-                                         "interval counts epochs (epoch_<N>.pth) or "
-                                         "iterations (iter_<N>.pth, at update boundaries)")},
-                        {"interval_seconds",
-                         S::number()
-                             .min(0, /*exclusive=*/true)
-                             .def_null()
-                             .doc("also save iter_<N>.pth once this many seconds passed since "
-                                  "the last checkpoint (ranks agree on the iteration)")},
-                        {"max_keep_ckpts",
-                         S::integer().def(-1).doc("keep the newest N; -1: keep all")},
-                        {"save_last", S::boolean().def(true).doc("also save after the last epoch")},
-                        {"save_best",
-                         S::string().def_null().doc(
-                             "keep best_<metric>_epoch_<N>.pth of the best validation by "
-                             "this metric (e.g. KITTI/Car_3D_AP40_moderate_strict); auto: "
-                             "the evaluator's key metric; null: off")},
-                        {"rule", S::string()
-                                     .one_of({"greater", "less"})
-                                     .def_null()
-                                     .doc("save_best: which way is better; null: the key "
-                                          "metric's way for it, else greater")}})},
-                 {"sampler_seed", hook("DistSamplerSeedHook", {})},
-                 {"visualization", visualization_hook()},
+                 {"timer", default_hook("IterTimerHook", "times data loading and iterations")},
+                 {"logger", default_hook("LoggerHook", "logs losses and throughput")},
+                 {"param_scheduler", default_hook("ParamSchedulerHook", "steps param_scheduler")},
+                 {"checkpoint", default_hook("CheckpointHook", "saves checkpoints")},
+                 {"sampler_seed",
+                  default_hook("DistSamplerSeedHook", "reseeds the sampler each epoch")},
+                 {"visualization",
+                  default_hook("Det3DVisualizationHook", "draws validation frames")},
                  {"check_invalid_loss",
-                  hook("CheckInvalidLossHook",
-                       {{"on_invalid", S::string()
-                                           .one_of({"stop", "skip"})
-                                           .def("stop")
-                                           .doc("a non-finite loss on any rank: stop every "
-                                                "rank with an error naming it, or skip the "
-                                                "iteration on every rank")},
-                        {"max_skips", S::integer().min(0).def(100).doc(
-                                          "on_invalid: skip stops once more iterations "
-                                          "than this were skipped in the run")}})},
+                  default_hook("CheckInvalidLossHook", "acts on a non-finite loss")},
              })
       .def_empty_map()
       .doc("the runner's standard hooks");
@@ -400,7 +357,7 @@ S schema_root() {
                             .def_empty_map()
                             .doc("scale lr by (world batch / base_batch_size) when enabled")},
       {"default_hooks", default_hooks()},
-      {"custom_hooks", S::list(S::component("hook"))
+      {"custom_hooks", S::list(S::component("hook").named("Hook"))
                            .def(Value::list())
                            .doc("more hooks, mmengine's custom_hooks: [{type: EMAHook, ...}]")},
       {"visualizer", visualizer()},

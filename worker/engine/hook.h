@@ -34,6 +34,8 @@
 
 namespace ddp3d::engine {
 
+struct DrawOptions;
+
 // Where training stands (mmengine's runner.epoch / runner.iter).
 struct LoopProgress {
   // 0-based epoch being trained; after after_train_epoch it counts the epochs completed (so
@@ -119,6 +121,9 @@ class LoopContext {
   // before_save_checkpoint on every hook (which may amend the state), writes the file on rank
   // 0, then calls after_save_checkpoint. Every rank must call it (hooks may use collectives).
   virtual void save_checkpoint(const std::filesystem::path& path) = 0;
+  // Has rank 0 draw `draw`'s validation frames at every validation from now on (where its
+  // evaluator can draw); a loop that does not validate ignores it.
+  virtual void draw_validation(const DrawOptions& /*draw*/) {}
 };
 
 // mmengine's priorities: lower runs first; equal priorities run in registration order.

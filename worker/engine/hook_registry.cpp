@@ -57,6 +57,17 @@ BuiltHook HookRegistry::build(const config::Config& cfg, const HookBuildContext&
   return built;
 }
 
+const std::vector<std::string>& default_hook_keys() {
+  static const std::vector<std::string> keys = {
+      "timer",      "check_invalid_loss", "param_scheduler", "logger",
+      "checkpoint", "visualization",      "sampler_seed"};
+  return keys;
+}
+
+config::Config default_hooks_config(std::string_view yaml) {
+  return config::parse_section("default_hooks", yaml, "<default_hooks>");
+}
+
 HookRegistry& hook_registry() {
   static HookRegistry registry;
   return registry;

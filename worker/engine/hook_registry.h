@@ -1,13 +1,16 @@
-// Hooks built from config (mmengine's custom_hooks: [{type: EMAHook, priority: NORMAL, ...}]).
-// A hook type registers its factory here and its keys under the component kind "hook"
-// (config::component_schemas()), so a new hook is its own file and one registration.
+// Hooks built from config: mmengine's default_hooks ({logger: {type: LoggerHook, interval: 50},
+// ...}) and custom_hooks ([{type: EMAHook, priority: NORMAL, ...}]). A hook type registers its
+// factory here and its keys under the component kind "hook" (config::component_schemas()), so a
+// new hook is its own file and one registration.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "worker/config/config.h"
@@ -17,14 +20,25 @@ namespace ddp3d::engine {
 
 class TrainLog;
 
-// What a hook may need besides its config; all of it outlives the hooks.
+class Evaluator;
+class OptimWrapper;
+class ParamSchedule;
+
+// What a hook may need besides its config; all of it outlives the hooks. The runner's parts
+// are null where a caller has none (a test building one hook).
 struct HookBuildContext {
   TrainLog& log;
   const RunContext& run;
   Model& model;
   std::filesystem::path work_dir;
+  OptimWrapper* optim = nullptr;
+  const ParamSchedule* schedule = nullptr;
+  std::shared_ptr<Evaluator> val_evaluator = nullptr;  // null: no validation
+  std::int64_t accumulative_counts = 1;                // optim_wrapper.accumulative_counts
+  bool resumed = false;                                // training continues from a checkpoint
 };
 
+// A null hook: the config asks for nothing to run (e.g. Det3DVisualizationHook with draw off).
 struct BuiltHook {
   std::shared_ptr<Hook> hook;
   HookPriority priority = HookPriority::kNormal;
@@ -52,6 +66,14 @@ class HookRegistry {
 };
 
 HookRegistry& hook_registry();
+
+// default_hooks' keys in the order the runner adds them (equal priorities run in that order).
+const std::vector<std::string>& default_hook_keys();
+
+// A default_hooks mapping from YAML ("{logger: {interval: 10}}"), validated, with the schema's
+// defaults for everything it leaves out: options built in code use it where a config's node goes.
+// Needs the hook schemas registered (components::register_builtin_schemas()).
+config::Config default_hooks_config(std::string_view yaml = "{}");
 
 // mmengine's priority names (HIGHEST, VERY_HIGH, HIGH, ABOVE_NORMAL, NORMAL, BELOW_NORMAL, LOW,
 // VERY_LOW, LOWEST) and their values.

@@ -12,16 +12,10 @@
 #include "worker/engine/collective_resume.h"
 #include "worker/engine/data_order.h"
 #include "worker/engine/hook_registry.h"
-#include "worker/engine/hooks/checkpoint_hook.h"
-#include "worker/engine/hooks/invalid_loss_hook.h"
-#include "worker/engine/hooks/iter_timer_hook.h"
-#include "worker/engine/hooks/logger_hook.h"
-#include "worker/engine/hooks/param_scheduler_hook.h"
 #include "worker/engine/hooks/preemption_hook.h"
 #include "worker/engine/hooks/run_summary_hook.h"
 #include "worker/engine/hooks/sample_trace_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
-#include "worker/engine/hooks/val_pictures_hook.h"
 #include "worker/engine/optim_wrapper.h"
 #include "worker/engine/param_schedule.h"
 #include "worker/engine/train_loop.h"
@@ -149,52 +143,34 @@ TrainOutcome Runner::train() {
                  val_evaluator_.get(), iters_per_epoch_);
   loop.set_start(start_epoch_, start_iter_, start_rng_states_);
   if (resumed_state_) loop.set_resumed_state(*resumed_state_);
-  // mmengine's default_hooks, at its priorities.
-  loop.add_hook(std::make_shared<IterTimerHook>(), HookPriority::kNormal);
-  // Before any other after_train_forward hook sees the losses.
-  loop.add_hook(std::make_shared<InvalidLossHook>(
-                    InvalidLossHookOptions{options_.skip_invalid_loss ? InvalidLossAction::kSkip
-                                                                      : InvalidLossAction::kStop,
-                                           options_.max_invalid_loss_skips},
-                    log_),
-                HookPriority::kVeryHigh);
-  loop.add_hook(std::make_shared<ParamSchedulerHook>(*schedule_, *optim_), HookPriority::kLow);
-  loop.add_hook(std::make_shared<LoggerHook>(log_, ctx_.pg, options_.log_interval),
-                HookPriority::kBelowNormal);
+  const HookBuildContext hook_ctx{.log = log_,
+                                  .run = ctx_,
+                                  .model = *model_,
+                                  .work_dir = options_.work_dir,
+                                  .optim = optim_.get(),
+                                  .schedule = schedule_.get(),
+                                  .val_evaluator = val_evaluator_,
+                                  .accumulative_counts = options_.accumulative_counts,
+                                  .resumed = resumed_state_.has_value()};
+  const auto add = [&](const config::Config& cfg) {
+    BuiltHook built = hook_registry().build(cfg, hook_ctx);
+    if (built.hook) loop.add_hook(std::move(built.hook), built.priority);
+  };
+  // mmengine's default_hooks, each at its type's priority unless the config names one.
+  const config::Config default_hooks =
+      options_.default_hooks ? *options_.default_hooks : default_hooks_config();
+  for (const std::string& key : default_hook_keys()) {
+    if (default_hooks.has(key)) add(default_hooks.node(key));
+  }
+  // The runner's own: metrics, preemption, sample traces.
   if (telemetry_ != nullptr)
     loop.add_hook(std::make_shared<TelemetryHook>(*telemetry_), HookPriority::kLow);
   preemption_ =
       std::make_shared<PreemptionHook>(options_.work_dir, options_.accumulative_counts, log_);
   loop.add_hook(preemption_, HookPriority::kVeryHigh);
-  CheckpointHookOptions checkpoints;
-  checkpoints.work_dir = options_.work_dir;
-  checkpoints.interval = options_.checkpoint_interval;
-  checkpoints.max_keep = options_.max_keep_ckpts;
-  checkpoints.by_epoch = options_.checkpoint_by_epoch;
-  checkpoints.save_last = options_.checkpoint_save_last;
-  checkpoints.interval_seconds = options_.checkpoint_interval_seconds;
-  checkpoints.accumulative_counts = options_.accumulative_counts;
-  checkpoints.save_best = options_.save_best;
-  checkpoints.rule = options_.save_best_rule;
-  if (val_evaluator_ != nullptr) {
-    checkpoints.key_metric = [evaluator = val_evaluator_](const MetricMap& metrics) {
-      return evaluator->key_metric(metrics);
-    };
-  }
-  checkpoints.resumed = resumed_state_.has_value();
-  loop.add_hook(std::make_shared<CheckpointHook>(std::move(checkpoints), log_),
-                HookPriority::kVeryLow);
   if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')
     loop.add_hook(std::make_shared<SampleTraceHook>(trace, ctx_.rank), HookPriority::kLow);
-  if (options_.val_pictures) {
-    loop.add_hook(std::make_shared<ValPicturesHook>(log_, options_.val_picture_dir),
-                  HookPriority::kNormal);
-  }
-  const HookBuildContext hook_ctx{log_, ctx_, *model_, options_.work_dir};
-  for (const config::Config& cfg : options_.custom_hooks) {
-    BuiltHook built = hook_registry().build(cfg, hook_ctx);
-    loop.add_hook(std::move(built.hook), built.priority);
-  }
+  for (const config::Config& cfg : options_.custom_hooks) add(cfg);
   for (const auto& [hook, priority] : custom_hooks_) loop.add_hook(hook, priority);
   // Last at every point: its after_train sees the final checkpoint written.
   loop.add_hook(std::make_shared<RunSummaryHook>(log_, val_evaluator_.get(),

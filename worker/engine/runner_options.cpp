@@ -61,36 +61,8 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
   o.train_loader = loader_spec(cfg, "train_dataloader");
   if (cfg.has("val_dataloader")) o.val_loader = loader_spec(cfg, "val_dataloader");
 
-  o.log_interval = cfg.get<std::int64_t>("default_hooks.logger.interval");
-  o.checkpoint_interval = cfg.get<std::int64_t>("default_hooks.checkpoint.interval");
-  o.checkpoint_by_epoch = cfg.get<bool>("default_hooks.checkpoint.by_epoch");
-  o.checkpoint_save_last = cfg.get<bool>("default_hooks.checkpoint.save_last");
-  if (cfg.has("default_hooks.checkpoint.interval_seconds")) {
-    o.checkpoint_interval_seconds = cfg.get<double>("default_hooks.checkpoint.interval_seconds");
-  }
-  o.max_keep_ckpts = cfg.get<int>("default_hooks.checkpoint.max_keep_ckpts");
-  if (cfg.has("default_hooks.checkpoint.save_best")) {
-    const std::string key = "default_hooks.checkpoint.save_best";
-    o.save_best = cfg.get<std::string>(key);
-    if (o.save_best.empty())
-      throw config::ConfigError(cfg.origin(key), key, "a metric name, auto, or null (off)");
-    if (!cfg.has("val_dataloader") || !cfg.has("val_evaluator")) {
-      throw config::ConfigError(cfg.origin(key), key,
-                                "needs validation: set val_dataloader and val_evaluator");
-    }
-  }
+  o.default_hooks = cfg.node("default_hooks");
   if (cfg.has("custom_hooks")) o.custom_hooks = cfg.list("custom_hooks");
-  if (cfg.has("default_hooks.checkpoint.rule"))
-    o.save_best_rule = cfg.get<std::string>("default_hooks.checkpoint.rule");
-  o.skip_invalid_loss =
-      cfg.get<std::string>("default_hooks.check_invalid_loss.on_invalid") == "skip";
-  o.max_invalid_loss_skips = cfg.get<std::int64_t>("default_hooks.check_invalid_loss.max_skips");
-  o.val_pictures = cfg.get<bool>("default_hooks.visualization.draw");
-  o.val_picture_frames = cfg.get<std::int64_t>("default_hooks.visualization.frames");
-  o.val_picture_score_thr = cfg.get<double>("default_hooks.visualization.score_thr");
-  o.val_picture_dir = o.work_dir / ".val_pictures";
-
-  o.deterministic = cfg.get<bool>("randomness.deterministic");
 
   o.find_unused_parameters = cfg.get<bool>("ddp.find_unused_parameters");
   o.bucket_cap_mb = cfg.get<double>("ddp.bucket_cap_mb");

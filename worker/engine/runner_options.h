@@ -66,23 +66,10 @@ struct RunnerOptions {
   // data
   LoaderSpec train_loader;
   std::optional<LoaderSpec> val_loader;
-  // hooks
-  std::int64_t log_interval = 50;
-  std::int64_t checkpoint_interval = -1;  // epochs (or iterations); <= 0: only the last
-  bool checkpoint_by_epoch = true;
-  bool checkpoint_save_last = true;
-  std::optional<double> checkpoint_interval_seconds;
-  int max_keep_ckpts = -1;
-  bool skip_invalid_loss = false;  // check_invalid_loss.on_invalid: skip (else stop)
-  // visualization (Det3DVisualizationHook): rank 0 draws its validation frames with a dataset
-  // index below `val_picture_frames` into val_picture_dir, ValPicturesHook sends them on.
-  bool val_pictures = false;
-  std::int64_t max_invalid_loss_skips = 100;
-  std::int64_t val_picture_frames = 8;
-  double val_picture_score_thr = 0.1;
-  std::filesystem::path val_picture_dir;  // <work_dir>/.val_pictures
-  // randomness (randomness.seed is the session's: RunContext::seed)
-  bool deterministic = false;
+  // default_hooks: the validated mapping (hook_registry() builds each key's hook when training
+  // starts, in default_hook_keys() order; a null key adds none); nullopt: the schema's defaults
+  // (default_hooks_config()).
+  std::optional<config::Config> default_hooks;
   // ddp
   bool find_unused_parameters = false;
   double bucket_cap_mb = 25;
@@ -90,10 +77,6 @@ struct RunnerOptions {
   bool broadcast_buffers = true;
   // resume: "" none, "auto", or a checkpoint path
   std::string resume;
-  // default_hooks.checkpoint.save_best ("" off, "auto", a metric) and rule ("greater",
-  // "less", "": the key metric's)
-  std::string save_best;
-  std::string save_best_rule;
   // custom_hooks: one config node per hook, built by hook_registry() when training starts.
   std::vector<config::Config> custom_hooks;
 };

@@ -297,9 +297,8 @@ void TrainLoop::validate() {
   // Pictures for ValPicturesHook, by rank 0 alone (its files are on the node its log is): the
   // frames of its shard with a dataset index below `frames`, as `ddp3d test --show-count`.
   std::optional<DrawOptions> draw;
-  if (options_.val_pictures && ctx_.rank == 0 && val_evaluator_->can_draw()) {
-    draw = DrawOptions{options_.val_picture_dir, options_.val_picture_frames,
-                       options_.val_picture_score_thr};
+  if (val_pictures_ && ctx_.rank == 0 && val_evaluator_->can_draw()) {
+    draw = *val_pictures_;
     std::filesystem::remove_all(draw->dir);
     std::filesystem::create_directories(draw->dir);
   }

@@ -75,6 +75,7 @@ class TrainLoop final : public LoopContext {
   void request_stop(const std::string& reason) override;
   std::optional<std::string> stop_reason() const override { return stop_reason_; }
   void save_checkpoint(const std::filesystem::path& path) override;
+  void draw_validation(const DrawOptions& draw) override { val_pictures_ = draw; }
 
  private:
   // An epoch's training data from its first iteration to run: how it is cut, this rank's
@@ -117,6 +118,7 @@ class TrainLoop final : public LoopContext {
   std::int64_t resume_iter_in_epoch_ = 0;
   std::string resume_rng_state_;
   std::optional<TrainingState> resumed_state_;
+  std::optional<DrawOptions> val_pictures_;  // draw_validation's
 };
 
 }  // namespace ddp3d::engine

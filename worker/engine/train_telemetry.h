@@ -26,9 +26,9 @@ class TrainTelemetry {
   // Training starts (or resumes) and this process will run `planned_iters` iterations.
   virtual void on_start(std::int64_t planned_iters) = 0;
   virtual void on_step(const StepRecord& step) = 0;
-  // This rank's mean total loss over the last logging window (log_interval iterations). The
-  // runner reports it where it reads losses back from the device anyway, so watching the loss
-  // costs no extra device synchronisation per step.
+  // This rank's mean total loss over the last logging window (default_hooks.logger.interval
+  // iterations). The runner reports it where it reads losses back from the device anyway, so
+  // watching the loss costs no extra device synchronisation per step.
   virtual void on_loss(double mean_loss) = 0;
 };
 

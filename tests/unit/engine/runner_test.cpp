@@ -14,6 +14,10 @@
 #include <iterator>
 #include <string>
 
+#include "worker/components/builtin_components.h"
+#include "worker/config/component_schemas.h"
+#include "worker/engine/hook_registry.h"
+#include "worker/engine/schedule_rules.h"
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
@@ -27,6 +31,7 @@ struct Trained {
 };
 
 RunnerOptions base_options(const fs::path& dir) {
+  components::register_builtin_components();  // the default hooks' schemas and factories
   RunnerOptions o;
   o.work_dir = dir;
   o.max_epochs = 2;
@@ -34,8 +39,7 @@ RunnerOptions base_options(const fs::path& dir) {
   o.optimizer.lr = 0.05;
   o.train_loader.batch_size = 8;
   o.train_loader.shuffle = false;
-  o.log_interval = 1000;
-  o.checkpoint_interval = -1;
+  o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: -1}}");
   return o;
 }
 
@@ -114,7 +118,7 @@ TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
   o.max_epochs = 3;
   o.optimizer.momentum = 0.9;  // optimizer state must come back too
   o.train_loader.shuffle = true;
-  o.checkpoint_interval = 1;
+  o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: 1}}");
   fs::create_directories(o.work_dir);
   const auto full = train(o, fresh_model());
 
@@ -147,7 +151,7 @@ class TwoLossRegressor : public ToyRegressor {
 
 TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
   RunnerOptions o = base_options(dir_);
-  o.log_interval = 2;
+  o.default_hooks = default_hooks_config("{logger: {interval: 2}}");
   SyntheticRegressionOptions d;
   d.num_samples = 64;
   auto data = std::make_shared<SyntheticRegression>(d);
@@ -223,7 +227,7 @@ class RecordingTelemetry : public TrainTelemetry {
 
 TEST_F(RunnerTest, TelemetrySeesEveryIterationAndTheWindowLoss) {
   RunnerOptions o = base_options(dir_);
-  o.log_interval = 4;
+  o.default_hooks = default_hooks_config("{logger: {interval: 4}}");
   o.train_loader.batch_size = 16;  // 60 samples: 3 full batches + one of 12 per epoch
   SyntheticRegressionOptions d;
   d.num_samples = 60;
@@ -258,6 +262,63 @@ TEST_F(RunnerTest, TelemetrySeesEveryIterationAndTheWindowLoss) {
   ASSERT_EQ(logged.size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) EXPECT_NEAR(telemetry.losses[k], logged[k], 1e-6 * logged[k]);
   EXPECT_LT(telemetry.losses[1], telemetry.losses[0]);  // it trains
+}
+
+// Counts training iterations, standing in for a hook registered outside the engine.
+class IterationCounter final : public Hook {
+ public:
+  explicit IterationCounter(int* count) : count_(count) {}
+  void after_train_iter(LoopContext& /*loop*/, TrainIter& /*iter*/) override { ++*count_; }
+
+ private:
+  int* count_;
+};
+
+bool same_weights(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!at::equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+// default_hooks is built by the registry: a key names any registered hook in place of the
+// standard one, and null turns one off (without param_scheduler a warm-up changes nothing).
+TEST_F(RunnerTest, ADefaultHookIsReplacedOrTurnedOffFromConfig) {
+  static int iterations = 0;
+  [[maybe_unused]] static const bool registered = [] {
+    components::register_builtin_components();
+    config::component_schemas().add("hook", "IterationCounterHook", {});
+    hook_registry().add(
+        "IterationCounterHook",
+        [](const config::Config& /*cfg*/, const HookBuildContext& /*ctx*/) {
+          return std::make_shared<IterationCounter>(&iterations);
+        },
+        HookPriority::kNormal);
+    return true;
+  }();
+  const RunnerOptions plain = base_options(dir_);  // 64 samples, batch 8, 2 epochs: 16 iters
+  RunnerOptions warm = plain;
+  warm.schedule.push_back(SchedulePhase{std::make_shared<LinearRule>(0.1, 1.0), ScheduledParam::kLr,
+                                        false, false, 0, 10, "warm-up"});
+  RunnerOptions off = warm;
+  off.default_hooks = default_hooks_config(
+      "{timer: {type: IterationCounterHook}, param_scheduler: null, logger: {interval: 1000}}");
+  const std::vector<at::Tensor> constant_lr = train(plain, fresh_model());
+  const std::vector<at::Tensor> warmed_up = train(warm, fresh_model());
+  iterations = 0;
+  const std::vector<at::Tensor> scheduler_off = train(off, fresh_model());
+  EXPECT_EQ(iterations, 16);
+  EXPECT_FALSE(same_weights(constant_lr, warmed_up));
+  EXPECT_TRUE(same_weights(constant_lr, scheduler_off));
+  // A type nobody registered is refused by the schema, naming the key.
+  try {
+    default_hooks_config("{logger: {type: NoSuchHook}}");
+    FAIL() << "expected a ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("default_hooks.logger.type"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -813,7 +813,7 @@ TEST_F(HookTest, HookRegistryBuildsByTypeAtItsPriorityAndNamesBadKeys) {
   TrainLog log(false, dir_, "x");
   ToyRegressor model(2, {3}, 1);
   RunContext run;
-  const HookBuildContext ctx{log, run, model, dir_};
+  const HookBuildContext ctx{.log = log, .run = run, .model = model, .work_dir = dir_};
   try {
     registry.build(hooks[0], ctx);  // a schema without a factory (e.g. a tool that only validates)
     FAIL();

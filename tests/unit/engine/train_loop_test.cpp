@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "worker/components/builtin_components.h"
+#include "worker/engine/hook_registry.h"
 #include "worker/engine/runner.h"
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
@@ -93,8 +95,8 @@ RunnerOptions options_for(const fs::path& dir) {
   o.optimizer.lr = 0.05;
   o.train_loader.batch_size = 16;  // 48 samples: 3 iterations per epoch
   o.train_loader.shuffle = false;
-  o.log_interval = 1000;
-  o.checkpoint_interval = 1;
+  components::register_builtin_components();  // the default hooks' schemas and factories
+  o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: 1}}");
   return o;
 }
 
@@ -178,8 +180,8 @@ TEST_F(TrainLoopTest, AnIterationLoopValidatesBetweenIterationsAndEndsInsideAnEp
   RunnerOptions o = options_for(dir_);
   o.max_iters = 7;
   o.val_interval = 3;
-  o.checkpoint_by_epoch = false;
-  o.checkpoint_interval = 3;
+  o.default_hooks = default_hooks_config(
+      "{logger: {interval: 1000}, checkpoint: {interval: 3, by_epoch: false}}");
   o.val_loader = LoaderSpec{};
   o.val_loader->batch_size = 16;
   SyntheticRegressionOptions v;
@@ -239,8 +241,9 @@ TEST_F(TrainLoopTest, AnIterationLoopValidatesBetweenIterationsAndEndsInsideAnEp
 TEST_F(TrainLoopTest, AnIterationLoopResumedInsideAnEpochEndsWithTheSameWeights) {
   RunnerOptions o = options_for(dir_ / "whole");
   o.max_iters = 8;
-  o.checkpoint_by_epoch = false;
-  o.checkpoint_interval = 4;  // iter_4.pth: one iteration into the second pass
+  // iter_4.pth: one iteration into the second pass
+  o.default_hooks = default_hooks_config(
+      "{logger: {interval: 1000}, checkpoint: {interval: 4, by_epoch: false}}");
   o.train_loader.shuffle = true;
   fs::create_directories(dir_ / "whole");
   fs::create_directories(dir_ / "resumed");

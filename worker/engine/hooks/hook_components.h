@@ -1,4 +1,4 @@
-// Registers the factories of the hooks custom_hooks can name (hook_registry()).
+// Registers the factories of the hooks default_hooks and custom_hooks can name (hook_registry()).
 #pragma once
 
 namespace ddp3d::engine {

@@ -10,8 +10,12 @@
 
 namespace ddp3d::engine {
 
-ValPicturesHook::ValPicturesHook(TrainLog& log, std::filesystem::path dir)
-    : log_(log), dir_(std::move(dir)) {}
+ValPicturesHook::ValPicturesHook(TrainLog& log, DrawOptions draw)
+    : log_(log), draw_(std::move(draw)) {}
+
+void ValPicturesHook::before_train(LoopContext& loop) {
+  loop.draw_validation(draw_);
+}
 
 void ValPicturesHook::after_val(LoopContext& loop, const ValResult& /*result*/) {
   // Rank 0 drew them and only its log writes; the other ranks share its work dir on one
@@ -19,7 +23,8 @@ void ValPicturesHook::after_val(LoopContext& loop, const ValResult& /*result*/) 
   if (!log_.enabled()) return;
   std::error_code ec;
   std::vector<std::filesystem::path> pictures;
-  for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it(draw_.dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
     if (it->path().extension() == ".png") pictures.push_back(it->path());
   }
   std::sort(pictures.begin(), pictures.end());
@@ -30,7 +35,7 @@ void ValPicturesHook::after_val(LoopContext& loop, const ValResult& /*result*/) 
       log_.image("val/bev/" + path.stem().string(), loop.progress().global_iter, png);
     }
   }
-  std::filesystem::remove_all(dir_, ec);
+  std::filesystem::remove_all(draw_.dir, ec);
 }
 
 }  // namespace ddp3d::engine
