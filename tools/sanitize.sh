@@ -42,7 +42,6 @@ case "$kind" in
 esac
 BUILD="${DDP3D_SANITIZE_BUILD_DIR:-$ROOT/build-$kind}"
 VENV="${DDP3D_VENV:-${DDP3D_CACHE:-$HOME/.cache/ddp3d}/venv-torch-${DDP3D_TORCH_VERSION:-2.15.0}}"
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DDDP3D_PYTHON="$VENV/bin/python" -DCMAKE_CXX_FLAGS="$flags" \

@@ -19,12 +19,7 @@ DDP3D_CACHE="${DDP3D_CACHE:-$HOME/.cache/ddp3d}"
 BUILD_DIR="${DDP3D_BUILD_DIR:-$ROOT/build}"
 TORCH_VERSION="${DDP3D_TORCH_VERSION:-2.15.0}"
 VENV="${DDP3D_VENV:-$DDP3D_CACHE/venv-torch-$TORCH_VERSION}"
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
-# Paths under the checkout are hashed relative to it, so every clone shares the cache.
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
-# With -g ccache hashes the working directory too (for DW_AT_comp_dir); leave it out so a
-# clone in another folder still hits. Debug info then names the first clone's folder.
-export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+# How ccache hashes (base dir, sloppiness) is set by CMakeLists.txt's compiler launcher.
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-10G}"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
@@ -60,8 +55,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The size limit goes into ccache.conf too: the sanitizer and fuzz trees are built under ctest,
-# where these exports do not reach, and ccache's 5 GB default evicted LibTorch's objects.
+# The size limit goes into the configuration file that ccache reads (ccache -p names it): the
+# sanitizer and fuzz trees are built under ctest, where this export does not reach, and
+# ccache's 5 GB default evicted LibTorch's objects. Without CCACHE_DIR that file is
+# ~/.config/ccache/ccache.conf, not the one in the cache folder.
 ccache --max-size "$CCACHE_MAXSIZE" >/dev/null
 
 # 2. LibTorch from PyPI's torch wheel, in a venv keyed by version (shared by every clone).
@@ -122,7 +119,7 @@ elif ((!only_worker)) && grep -Eq '^DDP3D_BUILD_(OPERATOR|TESTS):BOOL=OFF$' "$BU
   say "adding the operator and the tests to $BUILD_DIR"
   cmake -S "$ROOT" -B "$BUILD_DIR" "${parts[@]}" >/dev/null
 fi
-say "building in $BUILD_DIR (ccache: $CCACHE_DIR)"
+say "building in $BUILD_DIR (ccache: $(ccache -k cache_dir), $(ccache -k max_size))"
 targets=()
 ((only_worker)) && targets=(--target ddp3d)
 cmake --build "$BUILD_DIR" -j "${DDP3D_JOBS:-$(nproc)}" "${targets[@]}"

@@ -21,8 +21,6 @@ VENV="${DDP3D_VENV:-${DDP3D_CACHE:-$HOME/.cache/ddp3d}/venv-torch-${DDP3D_TORCH_
 TARGETS=(ddp3d_ops_cuda ddp3d_data_cuda)
 EXPECT_ELF=(sm_80 sm_86 sm_89 sm_90)
 EXPECT_PTX=(sm_90) # cuobjdump names compute_90 PTX after the architecture: "<file>.sm_90.ptx"
-# The same ccache settings as tools/setup.sh (its exports do not reach ctest).
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
 mkdir -p "$BUILD"
 # One run per tree at a time (two ninjas in one tree corrupt it).

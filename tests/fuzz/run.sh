@@ -23,7 +23,6 @@ while (($#)); do
 done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "--seconds: a positive integer, not '$seconds'" >&2; exit 2; }
 command -v clang++-14 >/dev/null || { echo "fuzz: clang++-14 missing (Debian clang-14, libclang-rt-14-dev; tools/setup.sh installs them)" >&2; exit 1; }
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DDDP3D_FUZZ=ON >&2
