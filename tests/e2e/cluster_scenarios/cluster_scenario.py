@@ -202,6 +202,19 @@ class ClusterScenario(unittest.TestCase):
         out.append("--- nodes\n" + self.nodes_state())
         return "\n".join(out)
 
+    def wait_in_job(self, name, what, seconds, probe, interval=0.5):
+        """`wait` for something job `name` does: fails at once if the job Failed, and
+        describes the job (status, pods' logs, events, nodes) when it fails."""
+        def checked():
+            ok, last = probe()
+            if not ok and self.job_status(name).get("phase") == "Failed":
+                raise AssertionError(f"job {name} Failed before {what}")
+            return ok, last
+        try:
+            return self.wait(what, seconds, checked, interval=interval)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{self.describe(name)}") from None
+
     def wait_phase(self, name, phase, seconds):
         def reached():
             status = self.job_status(name)

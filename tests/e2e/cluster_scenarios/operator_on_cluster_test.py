@@ -37,6 +37,7 @@ one (RESOURCE_LOCK ddp3d_cluster).
 """
 
 import calendar
+import glob
 import json
 import os
 import re
@@ -232,8 +233,12 @@ class OperatorOnClusterTest(ClusterScenario):
         work = self.apply_job(name, TOY_CONFIG, ["--cfg-options", f"train_cfg.max_epochs={epochs}"],
                               backoff_limit=2)
         victim = f"{name}-node-1"
-        self.wait("rank 0's second checkpoint on the volume", 300,
-                  lambda: (os.path.exists(os.path.join(work, "epoch_2.pth")), None), interval=0.2)
+
+        def second_checkpoint():
+            # max_keep_ckpts: 2 removes epoch_2.pth at epoch 4: any later one will do.
+            saved = glob.glob(os.path.join(work, "epoch_*.pth"))
+            return any(int(re.search(r"epoch_(\d+)\.pth$", p)[1]) >= 2 for p in saved), saved
+        self.wait_in_job(name, "rank 0's second checkpoint on the volume", 300, second_checkpoint)
         pod = self.get("-n", JOBS_NS, "pod", victim)
         container = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
         ctr = [os.path.join(self.env["CACHE"], "bin", "ctr"), "--address",
@@ -245,9 +250,12 @@ class OperatorOnClusterTest(ClusterScenario):
         def restarted():
             status = self.job_status(name)
             return status.get("restarts", 0) >= 1, status
-        self.wait("the group restarted (restarts 1)", 120, restarted, interval=0.5)
+        self.wait_in_job(name, "the group restarted (restarts 1)", 120, restarted)
 
-        self.wait_log(f"{name}-node-0", "resumed from", "attempt 1 resumed", 240, 0.5)
+        def resumed():
+            out = self.pod_logs(f"{name}-node-0")
+            return "resumed from" in out, out[-500:]
+        self.wait_in_job(name, "attempt 1 resumed", 240, resumed)
         log(f"container killed -> training resumed: {time.monotonic() - t_kill:.1f}s")
         self.wait_phase(name, "Succeeded", 300)
         status = self.job_status(name)
