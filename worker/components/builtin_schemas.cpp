@@ -3,6 +3,7 @@
 #include "worker/components/builtin_components.h"
 #include "worker/config/component_schemas.h"
 #include "worker/engine/hooks/hook_schemas.h"
+#include "worker/engine/optim_wrapper_schemas.h"
 #include "worker/engine/optimizer_schemas.h"
 #include "worker/engine/param_scheduler_schemas.h"
 #include "worker/engine/toy/toy_schemas.h"
@@ -19,6 +20,7 @@ void register_builtin_schemas() {
     models::register_centerpoint_schemas(schemas);
     engine::register_toy_schemas(schemas);
     engine::register_hook_schemas(schemas);
+    engine::register_optim_wrapper_schemas(schemas);
     engine::register_optimizer_schemas(schemas);
     engine::register_param_scheduler_schemas(schemas);
   });

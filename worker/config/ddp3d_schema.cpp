@@ -189,26 +189,11 @@ S evaluator() {
 // ---- schedule and runtime ----------------------------------------------------------------
 
 S optim_wrapper() {
-  return S::map({
-                    {"optimizer", S::component("optimizer")
-                                      .required()
-                                      .doc("a registered optimizer (worker/engine's "
-                                           "optimizer_schemas.cpp: AdamW, Adam, SGD)")},
-                    {"clip_grad", S::map({{"max_norm", S::number().min(0, true).required()},
-                                          {"norm_type", S::number().min(0, true).def(2.0)}})
-                                      .def_null()
-                                      .doc("clip the global gradient norm; null: no clipping")},
-                    {"accumulative_counts",
-                     S::integer().min(1).def(1).doc("steps whose gradients are summed per update")},
-                })
-      .variants({{"OptimWrapper", {}},
-                 {"AmpOptimWrapper",
-                  {{"dtype", S::string().one_of({"float16", "bfloat16"}).def("float16")},
-                   {"init_scale",
-                    S::number().min(0, true).def(65536.0).doc("fp16 dynamic loss scale start")}}}},
-                "OptimWrapper")
+  return S::component("optim_wrapper", "OptimWrapper")
       .required()
-      .doc("optimizer, clipping, accumulation, mixed precision (AmpOptimWrapper: CUDA only)");
+      .doc(
+          "a registered optimizer wrapper (worker/engine's optim_wrapper_schemas.cpp): "
+          "OptimWrapper, or AmpOptimWrapper for mixed precision (float16: CUDA only)");
 }
 
 // Each entry a registered scheduler (kind "param_scheduler": worker/engine's

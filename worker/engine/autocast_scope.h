@@ -5,9 +5,10 @@
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
-#include "worker/engine/runner_options.h"
-
 namespace ddp3d::engine {
+
+// The dtype a forward pass computes in where autocast allows.
+enum class Precision { kFp32, kFp16, kBf16 };
 
 class AutocastScope {
  public:

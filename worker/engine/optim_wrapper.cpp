@@ -24,7 +24,6 @@ OptimWrapper::OptimWrapper(Model& model, const OptimWrapperOptions& options)
       options_(options),
       optimizer_(make_optimizer(options.optimizer, model)),
       accumulation_(options.accumulative_counts, options.max_iters),
-      scaler_(options.loss_scaler),
       lr_(options.optimizer.lr),
       momentum_(base_momentum()) {}
 
@@ -49,11 +48,9 @@ UpdateResult OptimWrapper::update_params(const at::Tensor& loss, std::int64_t it
                                          bool last_micro) {
   UpdateResult result;
   result.update_iter = last_micro && accumulation_.is_update_iter(iter);
-  at::Tensor scaled = loss / accumulation_.loss_divisor(iter);
-  if (options_.precision == Precision::kFp16) scaled = scaled * scaler_.scale();
-  backward(scaled, result.update_iter, result);
+  backward(scale_loss(loss / accumulation_.loss_divisor(iter)), result.update_iter, result);
   if (result.update_iter) step(result);
-  result.loss_scale = loss_scale();
+  result.loss_scale = loss_scale_state().scale;
   return result;
 }
 
@@ -75,14 +72,7 @@ void OptimWrapper::backward(const at::Tensor& loss, bool sync, UpdateResult& res
 }
 
 void OptimWrapper::step(UpdateResult& result) {
-  bool apply = true;
-  if (options_.precision == Precision::kFp16) {
-    std::vector<at::Tensor> grads;
-    for (const at::Tensor& p : model_.parameters()) grads.push_back(p.grad());
-    // Gradients are already averaged, so every rank reaches the same verdict.
-    apply = scaler_.update(scaler_.unscale_and_check(grads));
-    result.nonfinite_grads = !apply;
-  }
+  const bool apply = prepare_step(result);
   if (apply && options_.clip_max_norm) {
     torch::nn::utils::clip_grad_norm_(model_.parameters(), *options_.clip_max_norm,
                                       options_.clip_norm_type);
@@ -94,10 +84,6 @@ void OptimWrapper::step(UpdateResult& result) {
 
 void OptimWrapper::discard_gradients() {
   optimizer_->zero_grad();
-}
-
-double OptimWrapper::loss_scale() const {
-  return options_.precision == Precision::kFp16 ? scaler_.scale() : 0.0;
 }
 
 }  // namespace ddp3d::engine

@@ -1,8 +1,9 @@
-// The optimizer wrapper (mmengine's OptimWrapper + AmpOptimWrapper): everything between a loss
-// and a parameter update. It owns the optimizer, the fp16 dynamic loss scaler and gradient
-// accumulation; per iteration it scales the loss, runs backward (under DDP's no_sync inside an
-// accumulation group, synchronised on the group's last iteration), and on that last iteration
-// unscales, checks for inf/NaN (fp16), clips, steps and zeroes the gradients.
+// The optimizer wrapper (mmengine's OptimWrapper): everything between a loss and a parameter
+// update. It owns the optimizer and gradient accumulation; per iteration it runs backward
+// (under DDP's no_sync inside an accumulation group, synchronised on the group's last
+// iteration), and on that last iteration clips, steps and zeroes the gradients. Subclasses
+// change the precision: AmpOptimWrapper (amp_optim_wrapper.h) runs the forward pass under
+// autocast and scales the fp16 loss. optim_wrapper_registry() builds one from config.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,7 +15,6 @@
 
 #include "worker/engine/autocast_scope.h"
 #include "worker/engine/grad_accumulation.h"
-#include "worker/engine/loss_scaler.h"
 #include "worker/engine/runner_options.h"
 
 namespace torch::optim {
@@ -34,10 +34,9 @@ class Model;
 // type nobody registered.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerSpec& spec, Model& model);
 
+// The keys every optimizer wrapper has.
 struct OptimWrapperOptions {
   OptimizerSpec optimizer;
-  Precision precision = Precision::kFp32;
-  LossScalerOptions loss_scaler;  // used with kFp16 only
   std::int64_t accumulative_counts = 1;
   std::int64_t max_iters = 1;           // iterations of the whole training
   std::optional<double> clip_max_norm;  // null: no clipping
@@ -58,12 +57,18 @@ struct UpdateResult {
   std::optional<double> allreduce_wait_s;
 };
 
+// The loss scaler's state, for checkpoints: scale 0 when the wrapper scales no loss.
+struct LossScaleState {
+  double scale = 0;
+  std::int64_t growth_tracker = 0;
+};
+
 class OptimWrapper {
  public:
-  // The model must outlive the wrapper. Throws std::invalid_argument for a bad optimizer type,
-  // accumulative_counts < 1 or a bad loss scaler.
+  // The model must outlive the wrapper. Throws std::invalid_argument for a bad optimizer type
+  // or accumulative_counts < 1.
   OptimWrapper(Model& model, const OptimWrapperOptions& options);
-  ~OptimWrapper();
+  virtual ~OptimWrapper();
   OptimWrapper(const OptimWrapper&) = delete;
   OptimWrapper& operator=(const OptimWrapper&) = delete;
 
@@ -73,9 +78,10 @@ class OptimWrapper {
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const OptimWrapperOptions& options() const { return options_; }
 
-  // Run the forward pass inside this (autocast for AmpOptimWrapper; nothing for fp32).
-  AutocastScope autocast(c10::DeviceType device) const {
-    return AutocastScope(options_.precision, device);
+  // Run the forward pass inside this (mmengine's optim_context): nothing here, autocast in
+  // AmpOptimWrapper.
+  virtual AutocastScope autocast(c10::DeviceType device) const {
+    return AutocastScope(Precision::kFp32, device);
   }
 
   // The configured lr and momentum (SGD momentum / Adam(W) beta1), the schedules' base.
@@ -98,12 +104,17 @@ class OptimWrapper {
   // Drops the gradients accumulated so far (an iteration skipped before its backward).
   void discard_gradients();
 
-  // fp16 scaler state, for checkpoints: scale 0 when fp16 is not used.
-  double loss_scale() const;
-  std::int64_t scale_growth_tracker() const { return scaler_.growth_tracker(); }
-  void load_scaler_state(double scale, std::int64_t growth_tracker) {
-    scaler_.load_state(scale, growth_tracker);
-  }
+  // The loss scaler's state (checkpoints save and restore it); scale 0 without one.
+  virtual LossScaleState loss_scale_state() const { return {}; }
+  virtual void load_loss_scale_state(const LossScaleState& /*state*/) {}
+
+ protected:
+  // The loss backward runs on (the accumulation-divided one); AmpOptimWrapper scales it.
+  virtual at::Tensor scale_loss(const at::Tensor& loss) { return loss; }
+  // Called once the gradients are synchronised, before clipping; returns whether the step may
+  // be applied (AmpOptimWrapper unscales them and skips a step on inf/NaN).
+  virtual bool prepare_step(UpdateResult& /*result*/) { return true; }
+  Model& model() { return model_; }
 
  private:
   void backward(const at::Tensor& loss, bool sync, UpdateResult& result);
@@ -113,7 +124,6 @@ class OptimWrapper {
   OptimWrapperOptions options_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   GradAccumulation accumulation_;
-  DynamicLossScaler scaler_;
   dist::DistributedDataParallel* ddp_ = nullptr;
   double lr_;
   double momentum_;

@@ -16,7 +16,7 @@
 #include "worker/engine/hooks/run_summary_hook.h"
 #include "worker/engine/hooks/sample_trace_hook.h"
 #include "worker/engine/hooks/telemetry_hook.h"
-#include "worker/engine/optim_wrapper.h"
+#include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/param_schedule.h"
 #include "worker/engine/train_loop.h"
 
@@ -32,24 +32,14 @@ Runner::Runner(RunnerOptions options, RunContext ctx, std::shared_ptr<Model> mod
       val_data_(std::move(val_data)),
       val_evaluator_(std::move(val_evaluator)),
       log_(log) {
-  if (options_.precision == Precision::kFp16 && ctx_.device.is_cpu()) {
-    throw std::invalid_argument(
-        "optim_wrapper: AmpOptimWrapper with dtype float16 needs CUDA; use bfloat16 on CPU or "
-        "OptimWrapper");
-  }
   model_->to(ctx_.device);
   iters_per_epoch_ = train_iters_per_epoch(
       train_data_->size(), ctx_, options_.train_loader.batch_size, options_.train_loader.drop_last);
-  OptimWrapperOptions ow;
-  ow.optimizer = options_.optimizer;
-  ow.precision = options_.precision;
-  ow.loss_scaler = options_.loss_scaler;
-  ow.accumulative_counts = options_.accumulative_counts;
-  ow.max_iters =
+  const std::int64_t max_iters =
       options_.max_iters > 0 ? options_.max_iters : options_.max_epochs * iters_per_epoch_;
-  ow.clip_max_norm = options_.clip_max_norm;
-  ow.clip_norm_type = options_.clip_norm_type;
-  optim_ = std::make_unique<OptimWrapper>(*model_, ow);
+  optim_ = optim_wrapper_registry().build(
+      options_.optim_wrapper,
+      OptimWrapperBuildContext{.model = *model_, .max_iters = max_iters, .device = ctx_.device});
   schedule_ = std::make_unique<ParamSchedule>(options_.schedule, iters_per_epoch_);
 }
 
@@ -83,7 +73,8 @@ void Runner::resume() {
                  "; continuing with it (not " + std::to_string(ctx_.seed) + ")");
     ctx_.seed = static_cast<std::uint64_t>(state.seed);
   }
-  if (state.loss_scale > 0) optim_->load_scaler_state(state.loss_scale, state.scale_growth_tracker);
+  optim_->load_loss_scale_state(
+      {.scale = state.loss_scale, .growth_tracker = state.scale_growth_tracker});
   start_epoch_ = state.epoch;
   start_iter_ = state.iter;
   start_rng_states_ = state.rank_rng_states;
@@ -150,7 +141,7 @@ TrainOutcome Runner::train() {
                                   .optim = optim_.get(),
                                   .schedule = schedule_.get(),
                                   .val_evaluator = val_evaluator_,
-                                  .accumulative_counts = options_.accumulative_counts,
+                                  .accumulative_counts = optim_->options().accumulative_counts,
                                   .resumed = resumed_state_.has_value()};
   const auto add = [&](const config::Config& cfg) {
     BuiltHook built = hook_registry().build(cfg, hook_ctx);
@@ -165,8 +156,8 @@ TrainOutcome Runner::train() {
   // The runner's own: metrics, preemption, sample traces.
   if (telemetry_ != nullptr)
     loop.add_hook(std::make_shared<TelemetryHook>(*telemetry_), HookPriority::kLow);
-  preemption_ =
-      std::make_shared<PreemptionHook>(options_.work_dir, options_.accumulative_counts, log_);
+  preemption_ = std::make_shared<PreemptionHook>(options_.work_dir,
+                                                 optim_->options().accumulative_counts, log_);
   loop.add_hook(preemption_, HookPriority::kVeryHigh);
   if (const char* trace = std::getenv("DDP3D_SAMPLE_TRACE"); trace != nullptr && *trace != '\0')
     loop.add_hook(std::make_shared<SampleTraceHook>(trace, ctx_.rank), HookPriority::kLow);

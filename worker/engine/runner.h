@@ -73,7 +73,7 @@ class Runner {
   std::vector<std::pair<std::shared_ptr<Hook>, HookPriority>> custom_hooks_;
 
   std::unique_ptr<dist::DistributedDataParallel> ddp_;  // null: one process
-  std::unique_ptr<OptimWrapper> optim_;
+  std::shared_ptr<OptimWrapper> optim_;
   std::unique_ptr<ParamSchedule> schedule_;
   std::int64_t iters_per_epoch_ = 0;
   std::int64_t start_epoch_ = 0;

@@ -2,7 +2,6 @@
 
 #include "worker/config/config.h"
 #include "worker/config/consistency.h"
-#include "worker/engine/optimizer_registry.h"
 #include "worker/engine/param_scheduler_registry.h"
 
 namespace ddp3d::engine {
@@ -36,17 +35,7 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
   o.val_interval = train.get<std::int64_t>("val_interval");
   o.val_begin = train.get<std::int64_t>("val_begin");
 
-  const config::Config ow = cfg.node("optim_wrapper");
-  o.optimizer = optimizer_spec(ow.node("optimizer"));
-  if (ow.has("clip_grad")) {
-    o.clip_max_norm = ow.get<double>("clip_grad.max_norm");
-    o.clip_norm_type = ow.get<double>("clip_grad.norm_type");
-  }
-  o.accumulative_counts = ow.get<std::int64_t>("accumulative_counts");
-  if (ow.get<std::string>("type") == "AmpOptimWrapper") {
-    o.precision = ow.get<std::string>("dtype") == "bfloat16" ? Precision::kBf16 : Precision::kFp16;
-    o.loss_scaler.init_scale = ow.get<double>("init_scale");
-  }
+  o.optim_wrapper = cfg.node("optim_wrapper");
 
   if (cfg.has("param_scheduler")) {
     const std::vector<config::Config> phases = cfg.list("param_scheduler");

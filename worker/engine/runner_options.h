@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "worker/config/config.h"
-#include "worker/engine/loss_scaler.h"
 #include "worker/engine/param_schedule.h"
 
 namespace ddp3d::engine {
@@ -29,8 +28,6 @@ struct OptimizerSpec {
   bool nesterov = false;
   config::Config node;  // the validated mapping (empty when built in code)
 };
-
-enum class Precision { kFp32, kFp16, kBf16 };
 
 struct LoaderSpec {
   std::string section;  // the config mapping it came from ("train_dataloader"), for errors
@@ -54,13 +51,9 @@ struct RunnerOptions {
   std::int64_t max_iters = 0;
   std::int64_t val_interval = 1;
   std::int64_t val_begin = 1;
-  // optim_wrapper
-  OptimizerSpec optimizer;
-  std::optional<double> clip_max_norm;
-  double clip_norm_type = 2.0;
-  std::int64_t accumulative_counts = 1;
-  Precision precision = Precision::kFp32;
-  LossScalerOptions loss_scaler;
+  // optim_wrapper: the validated mapping (optim_wrapper_registry() builds the wrapper it names
+  // when training starts; options built in code take optim_wrapper_config("{optimizer: ...}")).
+  config::Config optim_wrapper;
   // param_scheduler
   std::vector<SchedulePhase> schedule;
   // data

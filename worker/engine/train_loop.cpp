@@ -317,8 +317,9 @@ void TrainLoop::save_checkpoint(const std::filesystem::path& path) {
   TrainingState state;
   state.epoch = progress_.epochs_completed;
   state.iter = progress_.global_iter;
-  state.loss_scale = optim_.loss_scale();
-  state.scale_growth_tracker = optim_.scale_growth_tracker();
+  const LossScaleState scale = optim_.loss_scale_state();
+  state.loss_scale = scale.scale;
+  state.scale_growth_tracker = scale.growth_tracker;
   state.seed = static_cast<std::int64_t>(ctx_.seed);
   state.world_size = ctx_.world_size;
   state.batch_world_size = batch_world_size(ctx_);

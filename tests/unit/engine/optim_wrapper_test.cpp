@@ -1,7 +1,7 @@
-// The optimizer wrapper on its own (one process, no DDP): accumulation divides each loss by
-// its group's size and steps once per group, clipping bounds the update, fp16 loss scaling
-// unscales before the step and skips a step on inf/NaN gradients, and schedule values reach
-// the optimizer's param groups.
+// The optimizer wrappers on their own (one process, no DDP): accumulation divides each loss by
+// its group's size and steps once per group, clipping bounds the update, AmpOptimWrapper's fp16
+// loss scaling unscales before the step and skips a step on inf/NaN gradients, and schedule values
+// reach the optimizer's param groups.
 #include "worker/engine/optim_wrapper.h"
 
 #include <ATen/ATen.h>
@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "worker/engine/amp_optim_wrapper.h"
 #include "worker/engine/model.h"
 
 namespace ddp3d::engine {
@@ -81,10 +82,10 @@ TEST(OptimWrapper, ClippingBoundsTheGradientNorm) {
 
 TEST(OptimWrapper, Fp16ScalesTheLossUnscalesTheGradientAndSkipsNonFiniteSteps) {
   Scalar m;
-  OptimWrapperOptions o = sgd(0.1, 1, 3);
-  o.precision = Precision::kFp16;
-  o.loss_scaler.init_scale = 1024;
-  OptimWrapper ow(m, o);
+  AmpOptions amp;
+  amp.dtype = Precision::kFp16;
+  amp.loss_scaler.init_scale = 1024;
+  AmpOptimWrapper ow(m, sgd(0.1, 1, 3), amp);
   const UpdateResult clean = ow.update_params(m.loss(2), 0);
   EXPECT_TRUE(clean.stepped);
   EXPECT_FALSE(clean.nonfinite_grads);
@@ -96,8 +97,8 @@ TEST(OptimWrapper, Fp16ScalesTheLossUnscalesTheGradientAndSkipsNonFiniteSteps) {
   EXPECT_FALSE(bad.stepped);
   EXPECT_TRUE(bad.nonfinite_grads);
   EXPECT_DOUBLE_EQ(bad.loss_scale, 512);  // backed off
-  EXPECT_DOUBLE_EQ(ow.loss_scale(), 512);
-  EXPECT_EQ(ow.scale_growth_tracker(), 0);
+  EXPECT_DOUBLE_EQ(ow.loss_scale_state().scale, 512);
+  EXPECT_EQ(ow.loss_scale_state().growth_tracker, 0);
   EXPECT_FLOAT_EQ(static_cast<float>(m.value()), 0.8f);  // the step was skipped
   EXPECT_FALSE(m.w.grad().defined() && m.w.grad().isfinite().all().item<bool>() == false)
       << "the inf gradient was not dropped";
@@ -107,7 +108,11 @@ TEST(OptimWrapper, ScaleIsZeroWithoutFp16) {
   Scalar m;
   OptimWrapper ow(m, sgd(0.1, 1, 1));
   EXPECT_DOUBLE_EQ(ow.update_params(m.loss(1), 0).loss_scale, 0.0);
-  EXPECT_DOUBLE_EQ(ow.loss_scale(), 0.0);
+  EXPECT_DOUBLE_EQ(ow.loss_scale_state().scale, 0.0);
+  AmpOptions amp;
+  amp.dtype = Precision::kBf16;
+  AmpOptimWrapper bf16(m, sgd(0.1, 1, 1), amp);
+  EXPECT_DOUBLE_EQ(bf16.update_params(m.loss(1), 0).loss_scale, 0.0);
 }
 
 TEST(OptimWrapper, ScheduledValuesReachEveryParamGroup) {

@@ -13,7 +13,11 @@
 #include "tests/support/subprocess.h"
 #include "worker/components/builtin_components.h"
 #include "worker/config/config.h"
+#include "worker/engine/amp_optim_wrapper.h"
 #include "worker/engine/hook_registry.h"
+#include "worker/engine/model.h"
+#include "worker/engine/optim_wrapper_registry.h"
+#include "worker/engine/optim_wrapper_schemas.h"
 #include "worker/engine/optimizer_registry.h"
 #include "worker/engine/optimizer_schemas.h"
 #include "worker/engine/param_scheduler_registry.h"
@@ -60,16 +64,18 @@ TEST_F(RunnerOptionsTest, MemberDefaultsAreTheSchemaDefaults) {
   EXPECT_EQ(got.max_epochs, def.max_epochs);
   EXPECT_EQ(got.val_interval, def.val_interval);
   EXPECT_EQ(got.val_begin, def.val_begin);
-  EXPECT_EQ(got.optimizer.type, def.optimizer.type);
-  EXPECT_EQ(got.optimizer.lr, def.optimizer.lr);
-  EXPECT_EQ(got.optimizer.weight_decay, def.optimizer.weight_decay);
-  EXPECT_EQ(got.optimizer.beta1, def.optimizer.beta1);
-  EXPECT_EQ(got.optimizer.beta2, def.optimizer.beta2);
-  EXPECT_EQ(got.optimizer.eps, def.optimizer.eps);
-  EXPECT_EQ(got.optimizer.amsgrad, def.optimizer.amsgrad);
-  EXPECT_FALSE(got.clip_max_norm.has_value());
-  EXPECT_EQ(got.accumulative_counts, def.accumulative_counts);
-  EXPECT_EQ(got.precision, def.precision);
+  EXPECT_EQ(got.optim_wrapper.get<std::string>("type"), "OptimWrapper");
+  const OptimWrapperOptions ow = optim_wrapper_options(got.optim_wrapper, 1);
+  const OptimWrapperOptions ow_def;
+  EXPECT_EQ(ow.optimizer.type, ow_def.optimizer.type);
+  EXPECT_EQ(ow.optimizer.lr, ow_def.optimizer.lr);
+  EXPECT_EQ(ow.optimizer.weight_decay, ow_def.optimizer.weight_decay);
+  EXPECT_EQ(ow.optimizer.beta1, ow_def.optimizer.beta1);
+  EXPECT_EQ(ow.optimizer.beta2, ow_def.optimizer.beta2);
+  EXPECT_EQ(ow.optimizer.eps, ow_def.optimizer.eps);
+  EXPECT_EQ(ow.optimizer.amsgrad, ow_def.optimizer.amsgrad);
+  EXPECT_FALSE(ow.clip_max_norm.has_value());
+  EXPECT_EQ(ow.accumulative_counts, ow_def.accumulative_counts);
   EXPECT_TRUE(got.schedule.empty());
   EXPECT_EQ(got.train_loader.batch_size, def.train_loader.batch_size);
   EXPECT_EQ(got.train_loader.num_workers, def.train_loader.num_workers);
@@ -93,13 +99,14 @@ TEST_F(RunnerOptionsTest, SgdAndClippingDefaultsAreTheSchemas) {
       "  optimizer: {type: SGD, lr: 0.001}\n"
       "  clip_grad: {max_norm: 10}\n");
   const OptimizerSpec def;
-  EXPECT_EQ(got.optimizer.type, "SGD");
-  EXPECT_EQ(got.optimizer.momentum, def.momentum);
-  EXPECT_EQ(got.optimizer.dampening, def.dampening);
-  EXPECT_EQ(got.optimizer.nesterov, def.nesterov);
-  ASSERT_TRUE(got.clip_max_norm.has_value());
-  EXPECT_EQ(*got.clip_max_norm, 10.0);
-  EXPECT_EQ(got.clip_norm_type, RunnerOptions{}.clip_norm_type);
+  const OptimWrapperOptions ow = optim_wrapper_options(got.optim_wrapper, 1);
+  EXPECT_EQ(ow.optimizer.type, "SGD");
+  EXPECT_EQ(ow.optimizer.momentum, def.momentum);
+  EXPECT_EQ(ow.optimizer.dampening, def.dampening);
+  EXPECT_EQ(ow.optimizer.nesterov, def.nesterov);
+  ASSERT_TRUE(ow.clip_max_norm.has_value());
+  EXPECT_EQ(*ow.clip_max_norm, 10.0);
+  EXPECT_EQ(ow.clip_norm_type, OptimWrapperOptions{}.clip_norm_type);
 }
 
 TEST_F(RunnerOptionsTest, EachScheduleKindReadsItsOwnKeysWithTheSchemasDefaults) {
@@ -174,9 +181,10 @@ TEST_F(RunnerOptionsTest, AnOptimizerAndASchedulerRegisteredOutsideTheEngineCome
   ASSERT_TRUE(registered);
   const RunnerOptions got = load("  optimizer: {type: ScaledSGD, lr: 0.1, scale: 3}\n",
                                  "param_scheduler: [{type: HalvingLR, by_epoch: false}]\n");
-  EXPECT_EQ(got.optimizer.type, "ScaledSGD");
+  const OptimizerSpec spec = optimizer_spec(got.optim_wrapper.node("optimizer"));
+  EXPECT_EQ(spec.type, "ScaledSGD");
   at::Tensor w = at::zeros({2});
-  const auto optimizer = optimizer_registry().at("ScaledSGD").make({w}, got.optimizer);
+  const auto optimizer = optimizer_registry().at("ScaledSGD").make({w}, spec);
   EXPECT_DOUBLE_EQ(optimizer->param_groups()[0].options().get_lr(), 0.1 * 3);
   ASSERT_EQ(got.schedule.size(), 1U);
   const ParamSchedule schedule(got.schedule, 4);
@@ -189,6 +197,80 @@ TEST_F(RunnerOptionsTest, AnOptimizerAndASchedulerRegisteredOutsideTheEngineCome
     EXPECT_NE(std::string(e.what()).find("optim_wrapper.optimizer.type"), std::string::npos)
         << e.what();
   }
+}
+
+// One parameter, for a wrapper to update.
+class OneParameter : public Model {
+ public:
+  OneParameter() { w = register_parameter("w", at::ones({1})); }
+  LossMap forward_train(const Batch& /*batch*/) override { return {}; }
+  std::vector<Sample> predict(const Batch& /*batch*/) override { return {}; }
+  at::Tensor w;
+};
+
+// A wrapper from outside the engine: skips every step while `frozen`, a key of its own.
+class FreezableOptimWrapper : public OptimWrapper {
+ public:
+  FreezableOptimWrapper(Model& model, const OptimWrapperOptions& options, bool frozen)
+      : OptimWrapper(model, options), frozen(frozen) {}
+  const bool frozen;
+
+ protected:
+  bool prepare_step(UpdateResult& /*result*/) override { return !frozen; }
+};
+
+// optim_wrapper names a registered wrapper: the built-in two, or one registered outside the
+// engine (its keys after the common ones, and a factory), which then drives the update.
+TEST_F(RunnerOptionsTest, AnOptimWrapperRegisteredOutsideTheEngineComesFromConfig) {
+  static const bool registered = [] {
+    using S = config::Schema;
+    config::component_schemas().add("optim_wrapper", "FreezableOptimWrapper",
+                                    optim_wrapper_fields({{"frozen", S::boolean().def(false)}}));
+    optim_wrapper_registry().add("FreezableOptimWrapper", [](const config::Config& node,
+                                                             const OptimWrapperBuildContext& ctx) {
+      return std::make_shared<FreezableOptimWrapper>(
+          ctx.model, optim_wrapper_options(node, ctx.max_iters), node.get<bool>("frozen"));
+    });
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  OneParameter model;
+  const auto build = [&](const std::string& body) {
+    const RunnerOptions got = load(body);
+    return optim_wrapper_registry().build(
+        got.optim_wrapper,
+        OptimWrapperBuildContext{.model = model, .max_iters = 2, .device = c10::kCPU});
+  };
+  const auto frozen =
+      build("  type: FreezableOptimWrapper\n  frozen: true\n  optimizer: {type: SGD, lr: 0.5}\n");
+  ASSERT_NE(dynamic_cast<FreezableOptimWrapper*>(frozen.get()), nullptr);
+  EXPECT_FALSE(frozen->update_params((model.w * 2).sum(), 0).stepped);
+  EXPECT_FLOAT_EQ(model.w.item<float>(), 1.0f);
+  const auto thawed = build("  type: FreezableOptimWrapper\n  optimizer: {type: SGD, lr: 0.5}\n");
+  EXPECT_TRUE(thawed->update_params((model.w * 2).sum(), 0).stepped);
+  EXPECT_FLOAT_EQ(model.w.item<float>(), 1.0f - 0.5f * 2.0f);
+
+  // The built-in mixed-precision wrapper: bfloat16 scales nothing, so it runs on CPU.
+  const auto amp =
+      build("  type: AmpOptimWrapper\n  dtype: bfloat16\n  optimizer: {type: SGD, lr: 0.5}\n");
+  ASSERT_NE(dynamic_cast<AmpOptimWrapper*>(amp.get()), nullptr);
+  EXPECT_DOUBLE_EQ(amp->loss_scale_state().scale, 0.0);
+
+  // Each error names its key: a type nobody registered, and a key of another type.
+  const auto error_of = [&](const std::string& body) {
+    try {
+      load(body);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("  type: LarsOptimWrapper\n  optimizer: {type: SGD, lr: 0.5}\n")
+                .find("optim_wrapper.type"),
+            std::string::npos);
+  EXPECT_NE(error_of("  dtype: bfloat16\n  optimizer: {type: SGD, lr: 0.5}\n")
+                .find("optim_wrapper.dtype"),
+            std::string::npos);
 }
 
 TEST_F(RunnerOptionsTest, SaveBestWithoutValidationIsAnErrorNamingTheKey) {

@@ -17,6 +17,7 @@
 #include "worker/components/builtin_components.h"
 #include "worker/config/component_schemas.h"
 #include "worker/engine/hook_registry.h"
+#include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/schedule_rules.h"
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
@@ -35,8 +36,7 @@ RunnerOptions base_options(const fs::path& dir) {
   RunnerOptions o;
   o.work_dir = dir;
   o.max_epochs = 2;
-  o.optimizer.type = "SGD";
-  o.optimizer.lr = 0.05;
+  o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}}");
   o.train_loader.batch_size = 8;
   o.train_loader.shuffle = false;
   o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: -1}}");
@@ -82,7 +82,8 @@ TEST_F(RunnerTest, AccumulationEqualsOneBigBatch) {
   RunnerOptions big = base_options(dir_);
   RunnerOptions accumulated = base_options(dir_);
   accumulated.train_loader.batch_size = 4;
-  accumulated.accumulative_counts = 2;
+  accumulated.optim_wrapper =
+      optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}, accumulative_counts: 2}");
   const auto a = train(big, fresh_model());
   const auto b = train(accumulated, fresh_model());
   const auto untouched = fresh_model()->parameters();
@@ -95,7 +96,8 @@ TEST_F(RunnerTest, AccumulationEqualsOneBigBatch) {
 
 TEST_F(RunnerTest, Bf16AutocastTrainsOnCpu) {
   RunnerOptions o = base_options(dir_);
-  o.precision = Precision::kBf16;
+  o.optim_wrapper = optim_wrapper_config(
+      "{type: AmpOptimWrapper, dtype: bfloat16, optimizer: {type: SGD, lr: 0.05}}");
   auto model = fresh_model();
   const auto after = train(o, model);
   for (const at::Tensor& p : after) EXPECT_TRUE(at::isfinite(p).all().item<bool>());
@@ -104,11 +106,13 @@ TEST_F(RunnerTest, Bf16AutocastTrainsOnCpu) {
 
 TEST_F(RunnerTest, Fp16OnCpuIsRefusedClearly) {
   RunnerOptions o = base_options(dir_);
-  o.precision = Precision::kFp16;
+  o.optim_wrapper =
+      optim_wrapper_config("{type: AmpOptimWrapper, optimizer: {type: SGD, lr: 0.05}}");
   try {
     train(o, fresh_model());
     FAIL();
-  } catch (const std::invalid_argument& e) {
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("optim_wrapper.dtype"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
   }
 }
@@ -116,7 +120,8 @@ TEST_F(RunnerTest, Fp16OnCpuIsRefusedClearly) {
 TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
   RunnerOptions o = base_options(dir_ / "full");
   o.max_epochs = 3;
-  o.optimizer.momentum = 0.9;  // optimizer state must come back too
+  // Momentum: the optimizer's state must come back too.
+  o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05, momentum: 0.9}}");
   o.train_loader.shuffle = true;
   o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: 1}}");
   fs::create_directories(o.work_dir);

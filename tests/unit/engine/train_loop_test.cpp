@@ -17,6 +17,7 @@
 
 #include "worker/components/builtin_components.h"
 #include "worker/engine/hook_registry.h"
+#include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/runner.h"
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
@@ -91,11 +92,10 @@ RunnerOptions options_for(const fs::path& dir) {
   RunnerOptions o;
   o.work_dir = dir;
   o.max_epochs = 2;
-  o.optimizer.type = "SGD";
-  o.optimizer.lr = 0.05;
   o.train_loader.batch_size = 16;  // 48 samples: 3 iterations per epoch
   o.train_loader.shuffle = false;
   components::register_builtin_components();  // the default hooks' schemas and factories
+  o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}}");
   o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: 1}}");
   return o;
 }
@@ -131,7 +131,7 @@ class TrainLoopTest : public ::testing::Test {
     TrainLoop loop;
     Bare(const RunnerOptions& o, std::int64_t samples)
         : options(o),
-          optim(*model, OptimWrapperOptions{o.optimizer, Precision::kFp32, {}, 1, 6, {}, 2.0}),
+          optim(*model, optim_wrapper_options(o.optim_wrapper, /*max_iters=*/6)),
           loop(options, RunContext{}, *model, optim, nullptr, data(samples), nullptr, nullptr, 3) {}
   };
 

@@ -117,14 +117,14 @@ std::shared_ptr<engine::Model> build_pillar_detector(const config::Config& model
                     options.data_preprocessor.voxel_layer);
   VoxelNetParts parts;
   parts.voxel_encoder = [model] {
-    return voxel_encoder_registry().build(model, "voxel_encoder.type");
+    return voxel_encoder_registry().build_at(model, "voxel_encoder.type");
   };
   parts.middle_encoder = [node = model.node("middle_encoder")] {
     return middle_encoder_registry().build(node);
   };
   parts.backbone = [node = model.node("backbone")] { return backbone_registry().build(node); };
   parts.neck = [node = model.node("neck")] { return neck_registry().build(node); };
-  parts.head = [model] { return head_registry().build(model, "bbox_head.type"); };
+  parts.head = [model] { return head_registry().build_at(model, "bbox_head.type"); };
   return std::make_shared<PointPillarsModel>(std::move(options), parts);
 }
 

@@ -1,0 +1,57 @@
+#include "worker/engine/optim_wrapper_registry.h"
+
+#include <memory>
+#include <string>
+
+#include "worker/engine/amp_optim_wrapper.h"
+#include "worker/engine/optimizer_registry.h"
+
+namespace ddp3d::engine {
+namespace {
+
+using Registry = config::Registry<OptimWrapper, const OptimWrapperBuildContext&>;
+
+Registry make_builtin_registry() {
+  Registry r("optim_wrapper");
+  r.add("OptimWrapper", [](const config::Config& node, const OptimWrapperBuildContext& ctx) {
+    return std::make_shared<OptimWrapper>(ctx.model, optim_wrapper_options(node, ctx.max_iters));
+  });
+  r.add("AmpOptimWrapper", [](const config::Config& node, const OptimWrapperBuildContext& ctx) {
+    AmpOptions amp;
+    amp.dtype = node.get<std::string>("dtype") == "bfloat16" ? Precision::kBf16 : Precision::kFp16;
+    amp.loss_scaler.init_scale = node.get<double>("init_scale");
+    if (amp.dtype == Precision::kFp16 && ctx.device.is_cpu()) {
+      throw config::ConfigError(node.origin("dtype"), node.path() + ".dtype",
+                                "AmpOptimWrapper with float16 needs CUDA (its loss scaling); "
+                                "use dtype: bfloat16 on CPU, or type: OptimWrapper");
+    }
+    return std::make_shared<AmpOptimWrapper>(ctx.model, optim_wrapper_options(node, ctx.max_iters),
+                                             amp);
+  });
+  return r;
+}
+
+}  // namespace
+
+Registry& optim_wrapper_registry() {
+  static Registry registry = make_builtin_registry();
+  return registry;
+}
+
+OptimWrapperOptions optim_wrapper_options(const config::Config& node, std::int64_t max_iters) {
+  OptimWrapperOptions o;
+  o.optimizer = optimizer_spec(node.node("optimizer"));
+  o.accumulative_counts = node.get<std::int64_t>("accumulative_counts");
+  o.max_iters = max_iters;
+  if (node.has("clip_grad")) {
+    o.clip_max_norm = node.get<double>("clip_grad.max_norm");
+    o.clip_norm_type = node.get<double>("clip_grad.norm_type");
+  }
+  return o;
+}
+
+config::Config optim_wrapper_config(std::string_view yaml) {
+  return config::parse_section("optim_wrapper", yaml, "<optim_wrapper>");
+}
+
+}  // namespace ddp3d::engine
