@@ -1,6 +1,7 @@
 // Markdown reference generated from a Schema, so docs/configs.md cannot drift from the code.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "worker/config/schema.h"
@@ -71,10 +72,42 @@ class Writer {
       row(tag, dot + inner->discriminator(), when, "", out);
     }
     for (const Field& f : inner->fields()) rows(f.second, dot + f.first, when, false, out);
-    for (const auto& [variant, fields] : inner->variant_fields()) {
-      const std::string cond = dot + inner->discriminator() + "=" + variant;
-      for (const Field& f : fields) rows(f.second, dot + f.first, cond, false, out);
+    const auto& variants = inner->variant_fields();
+    const std::set<std::string> common = common_fields(variants, dot);
+    if (!variants.empty()) {
+      for (const Field& f : variants.front().second) {
+        if (common.contains(f.first)) rows(f.second, dot + f.first, when, false, out);
+      }
     }
+    const std::string tag = dot + inner->discriminator() + "=";
+    for (const auto& [variant, fields] : variants) {
+      const std::string cond = tag + variant;
+      for (const Field& f : fields) {
+        if (!common.contains(f.first)) rows(f.second, dot + f.first, cond, false, out);
+      }
+    }
+  }
+
+  // The keys every variant has, described alike (the optimizers' lr, the optimizer wrappers'
+  // optimizer): their rows apply whatever the variant, so they are written once.
+  std::set<std::string> common_fields(
+      const std::vector<std::pair<std::string, std::vector<Field>>>& variants,
+      const std::string& dot) {
+    std::set<std::string> common;
+    if (variants.size() < 2) return common;
+    std::map<std::string, std::pair<std::string, std::size_t>> seen;  // rows, variants alike
+    for (const auto& [variant, fields] : variants) {
+      for (const Field& f : fields) {
+        std::ostringstream text;
+        rows(f.second, dot + f.first, "\x01", false, text);
+        auto [it, added] = seen.emplace(f.first, std::make_pair(text.str(), std::size_t{0}));
+        if (it->second.first == text.str()) ++it->second.second;
+      }
+    }
+    for (const auto& [key, alike] : seen) {
+      if (alike.second == variants.size()) common.insert(key);
+    }
+    return common;
   }
 
   void row(const Schema& s, const std::string& key, const std::string& when,

@@ -149,5 +149,31 @@ TEST(Docs, ConfigsMdHoldsTheGeneratedSchemaReference) {
          "  build/worker/config/ddp3d_config_tool docs --update docs/configs.md";
 }
 
+// A key every variant has with the same description is one row that applies whatever the
+// variant; a key only some variants have, or that they describe differently, is one row each.
+TEST(Docs, AKeyAllVariantsShareIsDescribedOnce) {
+  using S = Schema;
+  const Schema schema = S::map(
+      {{"part",
+        S::map({}).variants(
+            {{"A",
+              {{"lr", S::number().required().doc("rate")},
+               {"a_only", S::boolean().def(true)},
+               {"size", S::integer().def(1)}}},
+             {"B", {{"lr", S::number().required().doc("rate")}, {"size", S::integer().def(2)}}}},
+            "A")}});
+  const std::string doc = schema_markdown(schema);
+  const auto count = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (std::size_t at = doc.find(text); at != std::string::npos; at = doc.find(text, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("| `part.lr` |  | number |"), 1U) << doc;
+  EXPECT_EQ(count("`part.lr`"), 1U) << doc;
+  EXPECT_EQ(count("| `part.a_only` | `part.type=A` |"), 1U) << doc;
+  EXPECT_EQ(count("| `part.size` | `part.type=A` | int | `1` |"), 1U) << doc;
+  EXPECT_EQ(count("| `part.size` | `part.type=B` | int | `2` |"), 1U) << doc;
+}
+
 }  // namespace
 }  // namespace ddp3d::config
