@@ -2,9 +2,9 @@
 // --cfg-options must fail naming the key and the option that set it.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <ostream>
 
+#include "tests/support/subprocess.h"
 #include "tests/unit/config/temp_dir.h"
 
 namespace ddp3d::config {
@@ -13,9 +13,7 @@ namespace {
 using testing::error_of;
 
 std::filesystem::path demo_config() {
-  const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  const std::filesystem::path root = dir != nullptr ? dir : DDP3D_TEST_SOURCE_DIR;
-  return root / "configs/pointpillars/pointpillars_demo_synthetic_car.yaml";
+  return ::ddp3d::testing::source_path("configs/pointpillars/pointpillars_demo_synthetic_car.yaml");
 }
 
 struct Inconsistent {

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/subprocess.h"
 #include "worker/config/config.h"
 #include "worker/config/schema.h"
 
@@ -16,8 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path source_dir() {
-  const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  return dir != nullptr ? fs::path(dir) : fs::path(DDP3D_TEST_SOURCE_DIR);
+  return ::ddp3d::testing::source_path(".");
 }
 
 Config shipped(const std::string& relative) {

@@ -7,12 +7,12 @@
 #include <torch/nn/modules/batchnorm.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "tests/support/subprocess.h"
 #include "worker/config/config.h"
 #include "worker/dist/sync_batch_norm.h"
 #include "worker/models/pointpillars/config.h"
@@ -22,10 +22,7 @@ namespace ddp3d::models {
 namespace {
 
 std::filesystem::path demo_config() {
-  const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  const std::filesystem::path root =
-      dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path(DDP3D_TEST_SOURCE_DIR);
-  return root / "configs/pointpillars/pointpillars_demo_synthetic_car.yaml";
+  return ::ddp3d::testing::source_path("configs/pointpillars/pointpillars_demo_synthetic_car.yaml");
 }
 
 const std::vector<std::string> kAllSyncBN{"model.voxel_encoder.norm_cfg.type=SyncBN",

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/subprocess.h"
 #include "tests/unit/models/tiny_backbone.h"
 #include "tests/unit/models/tiny_encoders.h"
 #include "tests/unit/models/tiny_head.h"
@@ -24,8 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path source_dir() {
-  const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  return dir != nullptr ? dir : DDP3D_TEST_SOURCE_DIR;
+  return ::ddp3d::testing::source_path(".");
 }
 
 const char* const kTinyEncoders =

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 
+#include "tests/support/subprocess.h"
 #include "worker/config/config.h"
 #include "worker/models/pointpillars/config.h"
 #include "worker/models/pointpillars/engine_model.h"
@@ -16,8 +16,7 @@ namespace ddp3d::models {
 namespace {
 
 std::filesystem::path source_dir() {
-  const char* dir = std::getenv("DDP3D_SOURCE_DIR");
-  return dir != nullptr ? std::filesystem::path(dir) : std::filesystem::path(DDP3D_TEST_SOURCE_DIR);
+  return ::ddp3d::testing::source_path(".");
 }
 
 config::Config load_model(const std::string& relative) {
