@@ -234,10 +234,12 @@ class KueueScenarios:
                                                            "items": items}))
 
     def kueue_job(self, name, namespace, nnodes, epochs, queue="team-a", priority=None,
-                  elastic=None, cfg=(), node_selector=None, check=True):
+                  elastic=None, cfg=(), node_selector=None, cpu_limit=None, check=True):
         """A toy TrainingJob in `queue` (None: no label) whose every pod needs one
         example.com/gpu. In the jobs' namespace its work dir is on the shared volume,
-        elsewhere on an emptyDir. Returns kubectl apply's result (check=False: not checked)."""
+        elsewhere on an emptyDir. `cpu_limit` caps each pod's CPU (the kubelet's CFS quota),
+        which sets a floor on how long the job runs however idle the machine is. Returns
+        kubectl apply's result (check=False: not checked)."""
         if namespace == self.jobs_ns:
             volume = {"name": "data", "persistentVolumeClaim": {"claimName": "shared-data"}}
         else:
@@ -248,6 +250,8 @@ class KueueScenarios:
                           "limits": {"memory": "4Gi", GPU: "1"}},
             "volumeMounts": [{"name": "data", "mountPath": DATA}]}],
             "volumes": [volume]}
+        if cpu_limit:
+            pod["containers"][0]["resources"]["limits"]["cpu"] = cpu_limit
         if priority:
             pod["priorityClassName"] = priority
         if node_selector:
@@ -430,7 +434,11 @@ class KueueScenarios:
         pods = pod_watch(self.cp_env, "team-a")
         jobs = job_watch(self.cp_env, "team-a")
         try:
-            self.kueue_job("qa-1", "team-a", 2, 30, queue="team-a")
+            # qa-1 must hold the quota until qa-2's wait is proven: at a tenth of a core, 60
+            # epochs take about 30 s on an idle machine (unthrottled they take 5, less than
+            # pod start-up under load), longer on a busy one.
+            t_qa1 = time.monotonic()
+            self.kueue_job("qa-1", "team-a", 2, 60, queue="team-a", cpu_limit="100m")
             wl1 = self.wait_admitted("team-a", "qa-1")
             self.check_workload_shape(wl1, "team-a", "qa-1", 2)
             self.assertEqual(wl1["status"]["admission"]["podSetAssignments"][0]["count"], 2)
@@ -463,6 +471,8 @@ class KueueScenarios:
 
             self.wait_job_phase("team-a", "qa-1", "Succeeded", 300)
             t1 = time.monotonic()
+            log(f"quota: qa-1 (60 epochs at 100m CPU a pod) submitted -> Succeeded "
+                f"{t1 - t_qa1:.1f}s")
             finished1 = self.wait_finished("team-a", "qa-1")
             wl2 = self.wait_admitted("team-a", "qa-2", 60)
             log(f"quota: qa-2 waited with no pod ({reads} reads in 5 s); qa-1 Succeeded -> "
