@@ -7,6 +7,7 @@
 #include "worker/engine/optimizer_schemas.h"
 #include "worker/engine/param_scheduler_schemas.h"
 #include "worker/engine/toy/toy_schemas.h"
+#include "worker/engine/train_loop_schemas.h"
 #include "worker/models/centerpoint/fields.h"
 #include "worker/models/pointpillars/fields.h"
 
@@ -23,6 +24,7 @@ void register_builtin_schemas() {
     engine::register_optim_wrapper_schemas(schemas);
     engine::register_optimizer_schemas(schemas);
     engine::register_param_scheduler_schemas(schemas);
+    engine::register_train_loop_schemas(schemas);
   });
 }
 

@@ -8,11 +8,6 @@
 
 namespace ddp3d::config {
 
-bool iteration_based_train_loop(const Config& train_cfg) {
-  if (train_cfg.has("type")) return train_cfg.get<std::string>("type") == "IterBasedTrainLoop";
-  return train_cfg.has("by_epoch") && !train_cfg.get<bool>("by_epoch");
-}
-
 namespace {
 
 void check_schedule(CrossCheck& check) {
@@ -28,33 +23,6 @@ void check_schedule(CrossCheck& check) {
             "must be greater than begin (" + begin->describe() + "), got " + end->describe());
       }
     }
-  }
-  const Value* train = check.at("train_cfg");
-  if (train == nullptr || !train->is_map()) return;
-  const bool by_iters = iteration_based_train_loop(check.view("train_cfg"));
-  const Value* type = check.at("train_cfg.type");
-  const Value* by_epoch = check.at("train_cfg.by_epoch");
-  if (type != nullptr && !type->is_null() && by_epoch != nullptr && !by_epoch->is_null() &&
-      by_epoch->as_bool() == by_iters) {
-    check.report(check.origin("train_cfg.by_epoch"), "train_cfg.by_epoch",
-                 "contradicts train_cfg.type (" + type->describe() +
-                     "); by_epoch is the older spelling of the loop's type, leave it out");
-  }
-  const std::string loop = by_iters ? "IterBasedTrainLoop" : "EpochBasedTrainLoop";
-  const std::string needed = std::string("train_cfg.") + (by_iters ? "max_iters" : "max_epochs");
-  const std::string other = std::string("train_cfg.") + (by_iters ? "max_epochs" : "max_iters");
-  const Value* limit = check.at(needed);
-  if (limit == nullptr || limit->is_null()) {
-    check.report(check.origin("train_cfg"), needed,
-                 "missing required key (the loop is " + loop +
-                     (by_iters ? ", which counts iterations)" : ", which counts epochs)"));
-  }
-  const Value* stray = check.at(other);
-  if (stray != nullptr && !stray->is_null()) {
-    check.report(check.origin(other), other,
-                 "not a key of " + loop +
-                     (by_iters ? "; it trains max_iters iterations"
-                               : "; set train_cfg.type: IterBasedTrainLoop to count iterations"));
   }
 }
 

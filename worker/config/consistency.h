@@ -14,9 +14,4 @@ namespace ddp3d::config {
 // Appends one issue per inconsistency; each names the dotted key and the file that set it.
 void check_consistency(const Value& root, std::vector<Issue>& issues);
 
-// Whether `train_cfg` (the mapping) selects mmengine's IterBasedTrainLoop: by its `type` when
-// set, else by `by_epoch: false` (mmengine's older spelling); otherwise it is an
-// EpochBasedTrainLoop.
-bool iteration_based_train_loop(const Config& train_cfg);
-
 }  // namespace ddp3d::config

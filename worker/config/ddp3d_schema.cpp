@@ -209,28 +209,14 @@ S param_scheduler() {
           "parameter");
 }
 
+// A registered train loop (kind "train_loop": worker/engine's train_loop_schemas.cpp).
 S train_cfg() {
-  return S::map(
-             {
-                 {"type", S::string()
-                              .one_of({"EpochBasedTrainLoop", "IterBasedTrainLoop"})
-                              .def_null()
-                              .doc("mmengine's loops; null: by_epoch decides")},
-                 {"by_epoch", S::boolean().def_null().doc(
-                                  "mmengine's older spelling of type: false is an "
-                                  "IterBasedTrainLoop; null (and no type): EpochBasedTrainLoop")},
-                 {"max_epochs", S::integer().min(1).doc("EpochBasedTrainLoop: epochs to train")},
-                 {"max_iters", S::integer().min(1).doc(
-                                   "IterBasedTrainLoop: iterations to train, passing over the "
-                                   "data as often as it takes")},
-                 {"val_interval",
-                  S::integer().min(1).def(1).doc(
-                      "validate every N epochs (IterBasedTrainLoop: iterations) and at the end")},
-                 {"val_begin",
-                  S::integer().min(1).def(1).doc("the first epoch (iteration) that may validate")},
-             })
+  return S::component("train_loop", "EpochBasedTrainLoop")
+      .default_variant_if("by_epoch", false, "IterBasedTrainLoop")
       .required()
-      .doc("the training loop");
+      .doc(
+          "the training loop: EpochBasedTrainLoop (max_epochs) or IterBasedTrainLoop "
+          "(max_iters); mmengine's older `by_epoch: false` without a type is the latter");
 }
 
 // mmengine's default_hooks: each key names a registered hook (component kind "hook", whose

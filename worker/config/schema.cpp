@@ -80,6 +80,19 @@ std::string join_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::string Schema::other_variants_key_message(const std::string& k, const std::string& variant,
+                                               const std::string& key) const {
+  std::vector<std::string> owners;
+  for (const auto& [name, fields] : variant_fields()) {
+    if (name == variant) continue;
+    if (std::any_of(fields.begin(), fields.end(), [&](const Field& f) { return f.first == k; }))
+      owners.push_back(name);
+  }
+  if (owners.empty()) return {};
+  return "not a key of " + variant + "; " + join_names(owners) +
+         (owners.size() == 1 ? " has" : " have") + " it (set " + join(key, discriminator_) + ")";
+}
+
 Schema Schema::list(Schema element) {
   Schema s(Kind::kList);
   s.element_ = std::make_shared<const Schema>(std::move(element));
@@ -187,6 +200,10 @@ Schema&& Schema::variants(std::vector<std::pair<std::string, std::vector<Field>>
   variants_ = std::move(variants);
   default_variant_ = std::move(default_variant);
   discriminator_ = std::move(key);
+  return std::move(*this);
+}
+Schema&& Schema::default_variant_if(std::string key, bool value, std::string variant) && {
+  variant_rules_.push_back({std::move(key), value, std::move(variant)});
   return std::move(*this);
 }
 Schema&& Schema::named(std::string name) && {
@@ -320,13 +337,25 @@ void Schema::validate_map(Value& v, const std::string& key, std::vector<Issue>& 
   // With a discriminator, the variant decides which further keys exist; when it cannot be
   // determined, keys that are not common to all variants are not reported (they may be fine).
   bool variant_known = discriminator_.empty();
+  std::string variant;  // the one chosen, when known
   if (!discriminator_.empty()) {
     std::vector<std::string> names;
     for (const auto& variant : variant_fields()) names.push_back(variant.first);
     Value* tag = v.find(discriminator_);
-    if (tag == nullptr && !default_variant_.empty()) {
-      v.set(discriminator_, Value::string(default_variant_, kDefaultOrigin));
-      tag = v.find(discriminator_);
+    if (tag == nullptr) {
+      std::string fallback = default_variant_;
+      for (const VariantRule& rule : variant_rules_) {
+        const Value* given = v.find(rule.key);
+        if (given != nullptr && given->kind() == Value::Kind::kBool &&
+            given->as_bool() == rule.value) {
+          fallback = rule.variant;
+          break;
+        }
+      }
+      if (!fallback.empty()) {
+        v.set(discriminator_, Value::string(fallback, kDefaultOrigin));
+        tag = v.find(discriminator_);
+      }
     }
     if (tag == nullptr) {
       issues.push_back({v.origin().to_string(), join(key, discriminator_),
@@ -336,9 +365,10 @@ void Schema::validate_map(Value& v, const std::string& key, std::vector<Issue>& 
       issues.push_back({tag->origin().to_string(), join(key, discriminator_),
                         "expected one of: " + join_names(names) + "; got " + tag->describe()});
     } else {
-      for (const auto& variant : variant_fields()) {
-        if (variant.first != tag->as_string()) continue;
-        for (const Field& f : variant.second) allowed.push_back(&f);
+      variant = tag->as_string();
+      for (const auto& [name, fields] : variant_fields()) {
+        if (name != variant) continue;
+        for (const Field& f : fields) allowed.push_back(&f);
       }
       variant_known = true;
     }
@@ -351,7 +381,10 @@ void Schema::validate_map(Value& v, const std::string& key, std::vector<Issue>& 
     if (it != allowed.end()) {
       (*it)->second.validate(child, join(key, k), issues);
     } else if (variant_known) {
-      issues.push_back({child.origin().to_string(), join(key, k), unknown_key_message(k, allowed)});
+      const std::string message =
+          variant.empty() ? std::string() : other_variants_key_message(k, variant, key);
+      issues.push_back({child.origin().to_string(), join(key, k),
+                        message.empty() ? unknown_key_message(k, allowed) : message});
     }
   }
   for (const Field* f : allowed) {

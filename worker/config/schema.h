@@ -65,6 +65,10 @@ class Schema {
   // fields it adds. `default_variant` is used when the key is missing ("" = it is required).
   Schema&& variants(std::vector<std::pair<std::string, std::vector<Field>>> variants,
                     std::string default_variant = "", std::string key = "type") &&;
+  // When the discriminator is missing and the boolean `key` is `value`, the variant is
+  // `variant` instead of the default one (mmengine's `train_cfg.by_epoch: false` spells an
+  // IterBasedTrainLoop).
+  Schema&& default_variant_if(std::string key, bool value, std::string variant) &&;
   // Names a shared sub-schema; the docs describe it once, in its own section.
   Schema&& named(std::string name) &&;
 
@@ -78,6 +82,12 @@ class Schema {
   const Schema* element() const { return element_.get(); }
   const std::string& discriminator() const { return discriminator_; }
   const std::string& default_variant() const { return default_variant_; }
+  struct VariantRule {
+    std::string key;
+    bool value = false;
+    std::string variant;
+  };
+  const std::vector<VariantRule>& variant_rules() const { return variant_rules_; }
   // The variants given to variants(), or a component's registered ones.
   const std::vector<std::pair<std::string, std::vector<Field>>>& variant_fields() const;
   const std::string& component_kind() const { return component_kind_; }
@@ -95,6 +105,10 @@ class Schema {
  private:
   explicit Schema(Kind kind) : kind_(kind) {}
   void validate_map(Value& v, const std::string& key, std::vector<Issue>& issues) const;
+  // For key `k` unknown to `variant` of the mapping at `key`: which other variants have it, or
+  // "" when none does.
+  std::string other_variants_key_message(const std::string& k, const std::string& variant,
+                                         const std::string& key) const;
   void check_number(const Value& v, const std::string& key, std::vector<Issue>& issues) const;
 
   Kind kind_;
@@ -111,6 +125,7 @@ class Schema {
   std::vector<Field> fields_;
   std::string discriminator_;
   std::string default_variant_;
+  std::vector<VariantRule> variant_rules_;
   std::vector<std::pair<std::string, std::vector<Field>>> variants_;
   std::string component_kind_;
   std::string name_;

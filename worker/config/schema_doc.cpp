@@ -64,7 +64,11 @@ class Writer {
     if (!inner->discriminator().empty()) {
       std::vector<std::string> names;
       for (const auto& v : inner->variant_fields()) names.push_back(v.first);
-      const std::string doc = "selects the variant; the rows marked with it apply only to it";
+      std::string doc = "selects the variant; the rows marked with it apply only to it";
+      for (const Schema::VariantRule& rule : inner->variant_rules()) {
+        doc += "; missing and `" + rule.key + ": " + (rule.value ? "true" : "false") +
+               "`: " + rule.variant;
+      }
       const Schema tag =
           inner->default_variant().empty()
               ? Schema::string().one_of(names).required().doc(doc)

@@ -19,6 +19,7 @@
 #include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/param_schedule.h"
 #include "worker/engine/train_loop.h"
+#include "worker/engine/train_loop_registry.h"
 
 namespace ddp3d::engine {
 
@@ -35,8 +36,7 @@ Runner::Runner(RunnerOptions options, RunContext ctx, std::shared_ptr<Model> mod
   model_->to(ctx_.device);
   iters_per_epoch_ = train_iters_per_epoch(
       train_data_->size(), ctx_, options_.train_loader.batch_size, options_.train_loader.drop_last);
-  const std::int64_t max_iters =
-      options_.max_iters > 0 ? options_.max_iters : options_.max_epochs * iters_per_epoch_;
+  const std::int64_t max_iters = planned_progress(options_.train_cfg, iters_per_epoch_).max_iters();
   optim_ = optim_wrapper_registry().build(
       options_.optim_wrapper,
       OptimWrapperBuildContext{.model = *model_, .max_iters = max_iters, .device = ctx_.device});

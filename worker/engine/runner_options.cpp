@@ -1,7 +1,6 @@
 #include "worker/engine/runner_options.h"
 
 #include "worker/config/config.h"
-#include "worker/config/consistency.h"
 #include "worker/engine/param_scheduler_registry.h"
 
 namespace ddp3d::engine {
@@ -26,15 +25,7 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
   o.work_dir = cfg.has("work_dir") ? std::filesystem::path(cfg.get<std::string>("work_dir"))
                                    : std::filesystem::path("work_dirs") / cfg.file().stem();
 
-  const config::Config train = cfg.node("train_cfg");
-  if (config::iteration_based_train_loop(train)) {
-    o.max_iters = train.get<std::int64_t>("max_iters");
-  } else {
-    o.max_epochs = train.get<std::int64_t>("max_epochs");
-  }
-  o.val_interval = train.get<std::int64_t>("val_interval");
-  o.val_begin = train.get<std::int64_t>("val_begin");
-
+  o.train_cfg = cfg.node("train_cfg");
   o.optim_wrapper = cfg.node("optim_wrapper");
 
   if (cfg.has("param_scheduler")) {

@@ -44,13 +44,9 @@ struct LoaderSpec {
 
 struct RunnerOptions {
   std::filesystem::path work_dir;
-  // train_cfg: an EpochBasedTrainLoop trains max_epochs; an IterBasedTrainLoop (max_iters > 0)
-  // trains max_iters iterations, passing over the data as often as it takes. val_interval and
-  // val_begin count epochs, or iterations in an IterBasedTrainLoop.
-  std::int64_t max_epochs = 1;
-  std::int64_t max_iters = 0;
-  std::int64_t val_interval = 1;
-  std::int64_t val_begin = 1;
+  // train_cfg: the validated mapping (train_loop_registry() builds the loop plan it names when
+  // training starts; options built in code take train_loop_config("{max_epochs: 2}")).
+  config::Config train_cfg;
   // optim_wrapper: the validated mapping (optim_wrapper_registry() builds the wrapper it names
   // when training starts; options built in code take optim_wrapper_config("{optimizer: ...}")).
   config::Config optim_wrapper;

@@ -18,6 +18,7 @@
 #include "worker/engine/collectives.h"
 #include "worker/engine/data_order.h"
 #include "worker/engine/evaluate.h"
+#include "worker/engine/train_loop_registry.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -71,18 +72,11 @@ TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model&
       ddp_(ddp),
       train_data_(std::move(train_data)),
       val_data_(std::move(val_data)),
-      val_evaluator_(val_evaluator) {
+      val_evaluator_(val_evaluator),
+      plan_(train_loop_registry().build(options_.train_cfg)) {
   if (iters_per_epoch < 1) throw std::invalid_argument("TrainLoop: iters_per_epoch must be >= 1");
   progress_.iters_per_epoch = iters_per_epoch;
-  if (options_.max_iters > 0) {
-    // IterBasedTrainLoop: as many passes over the data as its iterations need.
-    progress_.iteration_limit = options_.max_iters;
-    // Rounded up without max_iters + iters_per_epoch - 1, which overflows near INT64_MAX.
-    progress_.max_epochs =
-        options_.max_iters / iters_per_epoch + (options_.max_iters % iters_per_epoch != 0 ? 1 : 0);
-  } else {
-    progress_.max_epochs = options_.max_epochs;
-  }
+  plan_->set_limits(progress_);
 }
 
 TrainLoop::~TrainLoop() = default;
@@ -126,7 +120,7 @@ void TrainLoop::run() {
          !stop_reason_) {
     run_epoch();
     if (stop_reason_) break;
-    if (progress_.by_epoch() && validation_due()) validate();
+    if (can_validate() && plan_->validate_after_epoch(progress_)) validate();
   }
   call_hooks(hooks_, &Hook::after_train, *this);
 }
@@ -157,7 +151,7 @@ void TrainLoop::run_epoch() {
     take_pending_signal();
     // IterBasedTrainLoop validates between iterations; a stop agreed at this boundary
     // (preemption) has saved already and leaves it to the resumed run's next one.
-    if (!progress_.by_epoch() && !stop_reason_ && validation_due()) validate();
+    if (!stop_reason_ && can_validate() && plan_->validate_after_iter(progress_)) validate();
   }
   // An unfinished epoch is not reported as done: a stop, or the last iteration of an
   // IterBasedTrainLoop inside a pass.
@@ -279,12 +273,8 @@ void TrainLoop::take_pending_signal() {
   if (signal != 0) call_hooks(hooks_, &Hook::on_signal, *this, signal);
 }
 
-bool TrainLoop::validation_due() const {
-  if (!val_data_ || val_evaluator_ == nullptr || !options_.val_loader) return false;
-  const bool by_epoch = progress_.by_epoch();
-  const std::int64_t done = by_epoch ? progress_.epochs_completed : progress_.global_iter;
-  const bool last = done == (by_epoch ? progress_.max_epochs : progress_.max_iters());
-  return done >= options_.val_begin && (done % options_.val_interval == 0 || last);
+bool TrainLoop::can_validate() const {
+  return val_data_ && val_evaluator_ != nullptr && options_.val_loader;
 }
 
 void TrainLoop::validate() {

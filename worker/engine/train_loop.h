@@ -1,11 +1,11 @@
-// The train loop, mmengine's EpochBasedTrainLoop and IterBasedTrainLoop in one: a short
-// sequence of named steps with hook points between them (hook.h). Per epoch (a pass over the
-// data): seed the epoch's RNG, open the loader, run its iterations (fetch → before_train_iter →
-// forward → after_train_forward → update → after_train_iter → take a pending signal),
-// after_train_epoch; then validate when due. An IterBasedTrainLoop (RunnerOptions::max_iters)
-// passes over the data until max_iters iterations are done, validates after every
-// val_interval-th iteration, and ends inside a pass without its after_train_epoch. What happens
-// around the steps — logging, metrics, checkpoints, timing, scheduling — is in hooks.
+// The train loop: a short sequence of named steps with hook points between them (hook.h). Per
+// epoch (a pass over the data): seed the epoch's RNG, open the loader, run its iterations
+// (fetch → before_train_iter → forward → after_train_forward → update → after_train_iter → take
+// a pending signal), after_train_epoch. Where it stops and when it validates is train_cfg's
+// loop plan (loop_plan.h): an EpochBasedTrainLoop validates after epochs; an IterBasedTrainLoop
+// passes over the data until its iterations are done, validates between iterations, and ends
+// inside a pass without its after_train_epoch. What happens around the steps — logging,
+// metrics, checkpoints, timing, scheduling — is in hooks.
 // Below its batch world size (data_order.h) a rank trains its share of each iteration in
 // micro-batches: every one but the last runs backward under DDP's no_sync, the hooks still see
 // one iteration.
@@ -22,6 +22,7 @@
 #include "worker/engine/dataset.h"
 #include "worker/engine/evaluator.h"
 #include "worker/engine/hook.h"
+#include "worker/engine/loop_plan.h"
 #include "worker/engine/model.h"
 #include "worker/engine/optim_wrapper.h"
 #include "worker/engine/pending_signal.h"
@@ -42,7 +43,7 @@ void set_cpu_rng_state(const std::string& bytes);
 
 class TrainLoop final : public LoopContext {
  public:
-  // Reads max_epochs (or max_iters), val_begin, val_interval and the loaders from `options`. `ddp`
+  // Builds the loop plan options.train_cfg names and reads the loaders from `options`. `ddp`
   // (may be null: one process), `val_data` and `val_evaluator` (null: no validation) are not owned;
   // everything must outlive the loop.
   TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model, OptimWrapper& optim,
@@ -94,7 +95,7 @@ class TrainLoop final : public LoopContext {
                std::int64_t iteration_samples);
   void update(TrainIter& iter);
   void take_pending_signal();
-  bool validation_due() const;
+  bool can_validate() const;
   void validate();
 
   struct Registered {
@@ -110,7 +111,8 @@ class TrainLoop final : public LoopContext {
   std::shared_ptr<const Dataset> train_data_;
   std::shared_ptr<const Dataset> val_data_;
   Evaluator* val_evaluator_;
-  std::vector<Registered> hooks_;  // priority order
+  std::shared_ptr<const LoopPlan> plan_;  // train_cfg's
+  std::vector<Registered> hooks_;         // priority order
   PendingSignal* pending_signal_ = nullptr;
   LoopProgress progress_;
   std::optional<std::string> stop_reason_;

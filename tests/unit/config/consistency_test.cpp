@@ -79,15 +79,15 @@ INSTANTIATE_TEST_SUITE_P(
                      "greater than begin (12), got 4"},
         Inconsistent{"iteration_loop_without_max_iters",
                      {"train_cfg.by_epoch=false"},
-                     "train_cfg.max_iters: missing required key (the loop is IterBasedTrainLoop, "
-                     "which counts iterations)"},
+                     "train_cfg.max_iters: missing required key"},
         Inconsistent{"iteration_loop_given_max_epochs",
                      {"train_cfg.by_epoch=false", "train_cfg.max_iters=100"},
-                     "train_cfg.max_epochs: not a key of IterBasedTrainLoop; it trains max_iters "
-                     "iterations"},
+                     "train_cfg.max_epochs: not a key of IterBasedTrainLoop; EpochBasedTrainLoop "
+                     "has it (set train_cfg.type)"},
         Inconsistent{"loop_type_contradicting_by_epoch",
-                     {"train_cfg.type=IterBasedTrainLoop", "train_cfg.max_iters=100"},
-                     "train_cfg.by_epoch: contradicts train_cfg.type"},
+                     {"train_cfg.type=EpochBasedTrainLoop", "train_cfg.by_epoch=false"},
+                     "--cfg-options train_cfg.by_epoch=false: train_cfg.by_epoch: contradicts "
+                     "train_cfg.type (\"EpochBasedTrainLoop\")"},
         Inconsistent{"part_of_the_wrong_kind",
                      {"model.neck.type=SECOND"},
                      "--cfg-options model.neck.type=SECOND: model.neck.type: expected one of: "
@@ -95,8 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
         Inconsistent{"epoch_loop_given_max_iters",
                      {"train_cfg.max_iters=100"},
                      "--cfg-options train_cfg.max_iters=100: train_cfg.max_iters: not a key of "
-                     "EpochBasedTrainLoop; set train_cfg.type: IterBasedTrainLoop to count "
-                     "iterations"}),
+                     "EpochBasedTrainLoop; IterBasedTrainLoop has it (set train_cfg.type)"}),
     [](const ::testing::TestParamInfo<Inconsistent>& info) {
       return std::string(info.param.name);
     });
@@ -133,7 +132,8 @@ INSTANTIATE_TEST_SUITE_P(
                      "model.train_cfg.code_weights: expected a list of length 8, got 2"},
         Inconsistent{"anchor_head_keys_on_center_point",
                      {"model.bbox_head.type=Anchor3DHead"},
-                     "model.bbox_head.share_conv_channel: unknown key"},
+                     "model.bbox_head.share_conv_channel: not a key of Anchor3DHead; CenterHead "
+                     "has it (set model.bbox_head.type)"},
         Inconsistent{"center_point_keys_on_point_pillars",
                      {"model.type=PointPillars"},
                      "model.train_cfg.gaussian_overlap: unknown key"},

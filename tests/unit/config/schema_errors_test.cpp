@@ -86,7 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
             "key_of_another_variant",
             {{"x.yaml", "_base_: toy.yaml\noptim_wrapper: {optimizer: {betas: [0.9, 0.99]}}\n"}},
             {},
-            {"{dir}x.yaml:2: optim_wrapper.optimizer.betas: unknown key"}},
+            {"{dir}x.yaml:2: optim_wrapper.optimizer.betas: not a key of SGD; AdamW, Adam have "
+             "it (set optim_wrapper.optimizer.type)"}},
         BadConfig{"missing_required",
                   {{"x.yaml", "model: {type: ToyRegressor}\n"}},
                   {},

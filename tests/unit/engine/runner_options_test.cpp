@@ -23,6 +23,7 @@
 #include "worker/engine/param_scheduler_registry.h"
 #include "worker/engine/param_scheduler_schemas.h"
 #include "worker/engine/schedule_rules.h"
+#include "worker/engine/train_loop_registry.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -61,9 +62,11 @@ class RunnerOptionsTest : public ::testing::Test {
 TEST_F(RunnerOptionsTest, MemberDefaultsAreTheSchemaDefaults) {
   const RunnerOptions got = load();
   const RunnerOptions def;
-  EXPECT_EQ(got.max_epochs, def.max_epochs);
-  EXPECT_EQ(got.val_interval, def.val_interval);
-  EXPECT_EQ(got.val_begin, def.val_begin);
+  EXPECT_EQ(got.train_cfg.get<std::string>("type"), "EpochBasedTrainLoop");
+  const ValidationRule val = validation_rule(got.train_cfg);
+  const ValidationRule val_def;
+  EXPECT_EQ(val.interval, val_def.interval);
+  EXPECT_EQ(val.begin, val_def.begin);
   EXPECT_EQ(got.optim_wrapper.get<std::string>("type"), "OptimWrapper");
   const OptimWrapperOptions ow = optim_wrapper_options(got.optim_wrapper, 1);
   const OptimWrapperOptions ow_def;

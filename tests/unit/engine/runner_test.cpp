@@ -22,6 +22,7 @@
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
+#include "worker/engine/train_loop_registry.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -35,7 +36,7 @@ RunnerOptions base_options(const fs::path& dir) {
   components::register_builtin_components();  // the default hooks' schemas and factories
   RunnerOptions o;
   o.work_dir = dir;
-  o.max_epochs = 2;
+  o.train_cfg = train_loop_config("{max_epochs: 2}");
   o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}}");
   o.train_loader.batch_size = 8;
   o.train_loader.shuffle = false;
@@ -119,7 +120,7 @@ TEST_F(RunnerTest, Fp16OnCpuIsRefusedClearly) {
 
 TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
   RunnerOptions o = base_options(dir_ / "full");
-  o.max_epochs = 3;
+  o.train_cfg = train_loop_config("{max_epochs: 3}");
   // Momentum: the optimizer's state must come back too.
   o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05, momentum: 0.9}}");
   o.train_loader.shuffle = true;
@@ -129,7 +130,8 @@ TEST_F(RunnerTest, ResumeReproducesTheUninterruptedRun) {
 
   RunnerOptions first = o;
   first.work_dir = dir_ / "split";
-  first.max_epochs = 1;  // stops after epoch 1, as if killed there
+  first.train_cfg =
+      train_loop_config("{max_epochs: 1}");  // stops after epoch 1, as if killed there
   fs::create_directories(first.work_dir);
   train(first, fresh_model());
   RunnerOptions second = o;
@@ -188,7 +190,7 @@ TEST_F(RunnerTest, EachLossTermIsLoggedUnderItsOwnName) {
 // metric's key) among those in scalars.json, and counts every sample trained.
 TEST_F(RunnerTest, SummaryNamesTheBestValidationAndCountsSamples) {
   RunnerOptions o = base_options(dir_);
-  o.max_epochs = 4;
+  o.train_cfg = train_loop_config("{max_epochs: 4}");
   o.val_loader = LoaderSpec{};
   o.val_loader->batch_size = 16;
   SyntheticRegressionOptions d;

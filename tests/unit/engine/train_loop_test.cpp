@@ -9,19 +9,26 @@
 #include <torch/utils.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "tests/unit/config/temp_dir.h"
 #include "worker/components/builtin_components.h"
+#include "worker/config/component_schemas.h"
+#include "worker/config/schema.h"
 #include "worker/engine/hook_registry.h"
 #include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/runner.h"
 #include "worker/engine/toy/regression_metric.h"
 #include "worker/engine/toy/synthetic_regression.h"
 #include "worker/engine/toy/toy_regressor.h"
+#include "worker/engine/train_loop_registry.h"
+#include "worker/engine/train_loop_schemas.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -89,12 +96,12 @@ std::string at(const std::string& point, std::int64_t epoch, std::int64_t iter_i
 }
 
 RunnerOptions options_for(const fs::path& dir) {
+  components::register_builtin_components();  // the default hooks' schemas and factories
   RunnerOptions o;
   o.work_dir = dir;
-  o.max_epochs = 2;
+  o.train_cfg = train_loop_config("{max_epochs: 2}");
   o.train_loader.batch_size = 16;  // 48 samples: 3 iterations per epoch
   o.train_loader.shuffle = false;
-  components::register_builtin_components();  // the default hooks' schemas and factories
   o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}}");
   o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: 1}}");
   return o;
@@ -135,21 +142,28 @@ class TrainLoopTest : public ::testing::Test {
           loop(options, RunContext{}, *model, optim, nullptr, data(samples), nullptr, nullptr, 3) {}
   };
 
+  // What a RecordingHook saw of a Runner's run with `o`, validating on 32 samples.
+  std::vector<std::string> recorded_run(RunnerOptions o) const {
+    o.val_loader = LoaderSpec{};
+    o.val_loader->batch_size = 16;
+    SyntheticRegressionOptions v;
+    v.num_samples = 32;
+    auto recorder = std::make_shared<RecordingHook>();
+    TrainLog log(false, dir_, "x");
+    Runner runner(o, RunContext{}, fresh_model(), data(48),
+                  std::make_shared<SyntheticRegression>(v), std::make_shared<RegressionMetric>(),
+                  log);
+    runner.add_hook(recorder);
+    runner.train();
+    return recorder->calls;
+  }
+
   fs::path dir_;
 };
 
 TEST_F(TrainLoopTest, ATestHookAddedToTheRunnerSeesEveryPointWithItsEpochAndIteration) {
   RunnerOptions o = options_for(dir_);
-  o.val_loader = LoaderSpec{};
-  o.val_loader->batch_size = 16;
-  SyntheticRegressionOptions v;
-  v.num_samples = 32;
-  auto recorder = std::make_shared<RecordingHook>();
-  TrainLog log(false, dir_, "x");
-  Runner runner(o, RunContext{}, fresh_model(), data(48), std::make_shared<SyntheticRegression>(v),
-                std::make_shared<RegressionMetric>(), log);
-  runner.add_hook(recorder);
-  runner.train();
+  const std::vector<std::string> calls = recorded_run(o);
 
   std::vector<std::string> expected{at("before_train", 0, 0, 0)};
   std::int64_t g = 0;
@@ -170,7 +184,7 @@ TEST_F(TrainLoopTest, ATestHookAddedToTheRunnerSeesEveryPointWithItsEpochAndIter
     expected.push_back(at("after_val", epoch + 1, 2, g));
   }
   expected.push_back(at("after_train", 2, 2, 6));
-  EXPECT_EQ(recorder->calls, expected);
+  EXPECT_EQ(calls, expected);
 }
 
 // IterBasedTrainLoop: 7 iterations over 3-iteration passes; validation and iteration
@@ -178,20 +192,10 @@ TEST_F(TrainLoopTest, ATestHookAddedToTheRunnerSeesEveryPointWithItsEpochAndIter
 // after_train_epoch).
 TEST_F(TrainLoopTest, AnIterationLoopValidatesBetweenIterationsAndEndsInsideAnEpoch) {
   RunnerOptions o = options_for(dir_);
-  o.max_iters = 7;
-  o.val_interval = 3;
+  o.train_cfg = train_loop_config("{type: IterBasedTrainLoop, max_iters: 7, val_interval: 3}");
   o.default_hooks = default_hooks_config(
       "{logger: {interval: 1000}, checkpoint: {interval: 3, by_epoch: false}}");
-  o.val_loader = LoaderSpec{};
-  o.val_loader->batch_size = 16;
-  SyntheticRegressionOptions v;
-  v.num_samples = 32;
-  auto recorder = std::make_shared<RecordingHook>();
-  TrainLog log(false, dir_, "x");
-  Runner runner(o, RunContext{}, fresh_model(), data(48), std::make_shared<SyntheticRegression>(v),
-                std::make_shared<RegressionMetric>(), log);
-  runner.add_hook(recorder);
-  runner.train();
+  const std::vector<std::string> got = recorded_run(o);
 
   const auto iteration = [](std::vector<std::string>& calls, std::int64_t epoch, std::int64_t i,
                             std::int64_t g) {
@@ -231,7 +235,7 @@ TEST_F(TrainLoopTest, AnIterationLoopValidatesBetweenIterationsAndEndsInsideAnEp
   e.push_back(at("after_val", 2, 0, 7));
   e.push_back(at("after_train", 2, 0, 7));
   saved(e, 2, 0, 7, 2);  // save_last, after the loop: no epoch ended there
-  EXPECT_EQ(recorder->calls, e);
+  EXPECT_EQ(got, e);
   EXPECT_TRUE(fs::exists(dir_ / "iter_7.pth"));
   EXPECT_FALSE(fs::exists(dir_ / "epoch_2.pth"));
 }
@@ -240,7 +244,7 @@ TEST_F(TrainLoopTest, AnIterationLoopValidatesBetweenIterationsAndEndsInsideAnEp
 // weights, bit for bit, as the run that was not interrupted.
 TEST_F(TrainLoopTest, AnIterationLoopResumedInsideAnEpochEndsWithTheSameWeights) {
   RunnerOptions o = options_for(dir_ / "whole");
-  o.max_iters = 8;
+  o.train_cfg = train_loop_config("{type: IterBasedTrainLoop, max_iters: 8}");
   // iter_4.pth: one iteration into the second pass
   o.default_hooks = default_hooks_config(
       "{logger: {interval: 1000}, checkpoint: {interval: 4, by_epoch: false}}");
@@ -265,6 +269,76 @@ TEST_F(TrainLoopTest, AnIterationLoopResumedInsideAnEpochEndsWithTheSameWeights)
   EXPECT_TRUE(fs::exists(dir_ / "resumed" / "iter_8.pth"));
 }
 
+// A loop kind from outside the engine: trains max_epochs, validates after the epochs listed.
+class ValidateAtLoop final : public LoopPlan {
+ public:
+  ValidateAtLoop(std::int64_t max_epochs, std::vector<std::int64_t> at)
+      : max_epochs_(max_epochs), at_(std::move(at)) {}
+  void set_limits(LoopProgress& p) const override {
+    p.max_epochs = max_epochs_;
+    p.iteration_limit = 0;
+  }
+  bool validate_after_epoch(const LoopProgress& p) const override {
+    return std::find(at_.begin(), at_.end(), p.epochs_completed) != at_.end();
+  }
+  bool validate_after_iter(const LoopProgress& /*p*/) const override { return false; }
+
+ private:
+  std::int64_t max_epochs_;
+  std::vector<std::int64_t> at_;
+};
+
+// Its keys and its factory are the whole registration; the runner and the loop are untouched.
+TEST_F(TrainLoopTest, ALoopRegisteredOutsideTheEngineDecidesWhenTheRunValidates) {
+  static const bool registered = [] {
+    using S = config::Schema;
+    config::component_schemas().add(
+        "train_loop", "ValidateAtLoop",
+        train_loop_fields({{"max_epochs", S::integer().min(1).required()},
+                           {"val_at", S::list(S::integer().min(1)).required()}}));
+    train_loop_registry().add("ValidateAtLoop", [](const config::Config& node) {
+      return std::make_shared<ValidateAtLoop>(node.get<std::int64_t>("max_epochs"),
+                                              node.get<std::vector<std::int64_t>>("val_at"));
+    });
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  RunnerOptions o = options_for(dir_);
+  o.train_cfg = train_loop_config("{type: ValidateAtLoop, max_epochs: 4, val_at: [1, 3]}");
+  o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: -1}}");
+  const std::vector<std::string> calls = recorded_run(o);
+  std::vector<std::string> validated;
+  for (const std::string& c : calls)
+    if (c.starts_with("before_val")) validated.push_back(c);
+  EXPECT_EQ(validated,
+            (std::vector<std::string>{at("before_val", 1, 2, 3), at("before_val", 3, 2, 9)}));
+  EXPECT_EQ(calls.back(), at("after_train", 4, 2, 12));
+
+  // A key of another loop, and a type nobody registered, fail naming the key.
+  const auto error_of = [](std::string_view yaml) {
+    return config::testing::error_of([&] { train_loop_config(yaml); });
+  };
+  EXPECT_NE(error_of("{type: ValidateAtLoop, max_epochs: 2, val_at: [1], max_iters: 9}")
+                .find("train_cfg.max_iters: not a key of ValidateAtLoop; IterBasedTrainLoop has "
+                      "it (set train_cfg.type)"),
+            std::string::npos);
+  EXPECT_NE(error_of("{type: FlatLoop, max_epochs: 2}").find("train_cfg.type"), std::string::npos);
+}
+
+// mmengine's older spelling: by_epoch: false without a type is an IterBasedTrainLoop.
+TEST_F(TrainLoopTest, ByEpochFalseWithoutATypeIsAnIterationLoop) {
+  components::register_builtin_components();
+  const config::Config cfg = train_loop_config("{by_epoch: false, max_iters: 7}");
+  EXPECT_EQ(cfg.get<std::string>("type"), "IterBasedTrainLoop");
+  const LoopProgress p = planned_progress(cfg, 3);
+  EXPECT_FALSE(p.by_epoch());
+  EXPECT_EQ(p.max_iters(), 7);
+  EXPECT_EQ(p.max_epochs, 3);
+  EXPECT_EQ(train_loop_config("{max_epochs: 2}").get<std::string>("type"), "EpochBasedTrainLoop");
+  EXPECT_EQ(train_loop_config("{by_epoch: true, max_epochs: 2}").get<std::string>("type"),
+            "EpochBasedTrainLoop");
+}
+
 // Appends its name to a shared list at before_train_iter.
 class NamedHook : public Hook {
  public:
@@ -279,7 +353,7 @@ class NamedHook : public Hook {
 
 TEST_F(TrainLoopTest, HooksRunByPriorityThenInRegistrationOrder) {
   RunnerOptions o = options_for(dir_);
-  o.max_epochs = 0;
+  o.train_cfg = train_loop_config("{max_epochs: 1}");
   Bare b(o, 48);
   std::vector<std::string> order;
   b.loop.add_hook(std::make_shared<NamedHook>("low", order), HookPriority::kLow);
