@@ -2,6 +2,7 @@
 
 #include "worker/components/builtin_components.h"
 #include "worker/config/component_schemas.h"
+#include "worker/engine/eval_loop_schemas.h"
 #include "worker/engine/hooks/hook_schemas.h"
 #include "worker/engine/optim_wrapper_schemas.h"
 #include "worker/engine/optimizer_schemas.h"
@@ -25,6 +26,7 @@ void register_builtin_schemas() {
     engine::register_optimizer_schemas(schemas);
     engine::register_param_scheduler_schemas(schemas);
     engine::register_train_loop_schemas(schemas);
+    engine::register_eval_loop_schemas(schemas);
   });
 }
 

@@ -316,12 +316,12 @@ S schema_root() {
       {"optim_wrapper", optim_wrapper()},
       {"param_scheduler", param_scheduler()},
       {"train_cfg", train_cfg()},
-      {"val_cfg", S::map({{"type", S::string().one_of({"ValLoop"}).def("ValLoop")}})
+      {"val_cfg", S::component("val_loop", "ValLoop")
                       .def_empty_map()
-                      .doc("the validation loop")},
-      {"test_cfg", S::map({{"type", S::string().one_of({"TestLoop"}).def("TestLoop")}})
+                      .doc("the validation loop (worker/engine's eval_loop_schemas.cpp)")},
+      {"test_cfg", S::component("test_loop", "TestLoop")
                        .def_empty_map()
-                       .doc("the test loop")},
+                       .doc("the loop of `ddp3d test` (worker/engine's eval_loop_schemas.cpp)")},
       {"auto_scale_lr", S::map({{"enable", S::boolean().def(false)},
                                 {"base_batch_size", S::integer().min(1).def(48).doc(
                                                         "total batch the lr was tuned for")}})

@@ -18,7 +18,7 @@
 #include "worker/engine/checkpoint.h"
 #include "worker/engine/checkpoint_file.h"
 #include "worker/engine/cli_args.h"
-#include "worker/engine/evaluate.h"
+#include "worker/engine/eval_loop_registry.h"
 #include "worker/engine/output_dir.h"
 #include "worker/engine/registry.h"
 #include "worker/engine/run_summary.h"
@@ -188,8 +188,14 @@ int run_test(int argc, char** argv) {
     loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
     loader.num_workers = cfg.get<int>("test_dataloader.num_workers");
     const auto start = std::chrono::steady_clock::now();
-    const MetricMap metrics =
-        evaluate(*model, *data, loader, *evaluator, session->ctx, draw ? &*draw : nullptr);
+    const MetricMap metrics = eval_loop_registry()
+                                  .build(cfg.node("test_cfg"))
+                                  ->run(EvalPass{.model = *model,
+                                                 .dataset = *data,
+                                                 .loader = loader,
+                                                 .evaluator = *evaluator,
+                                                 .ctx = session->ctx,
+                                                 .draw = draw ? &*draw : nullptr});
     RunSummary summary;
     summary.mode = "test";
     summary.wall_seconds =

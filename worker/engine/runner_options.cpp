@@ -26,6 +26,7 @@ RunnerOptions runner_options_from_config(const config::Config& cfg) {
                                    : std::filesystem::path("work_dirs") / cfg.file().stem();
 
   o.train_cfg = cfg.node("train_cfg");
+  o.val_cfg = cfg.node("val_cfg");
   o.optim_wrapper = cfg.node("optim_wrapper");
 
   if (cfg.has("param_scheduler")) {

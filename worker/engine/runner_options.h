@@ -47,6 +47,9 @@ struct RunnerOptions {
   // train_cfg: the validated mapping (train_loop_registry() builds the loop plan it names when
   // training starts; options built in code take train_loop_config("{max_epochs: 2}")).
   config::Config train_cfg;
+  // val_cfg: the validated mapping (eval_loop_registry() builds the loop it names when training
+  // starts with validation data; options built in code take val_loop_config("{}")).
+  config::Config val_cfg;
   // optim_wrapper: the validated mapping (optim_wrapper_registry() builds the wrapper it names
   // when training starts; options built in code take optim_wrapper_config("{optimizer: ...}")).
   config::Config optim_wrapper;

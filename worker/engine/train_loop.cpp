@@ -17,7 +17,7 @@
 #include "worker/engine/checkpoint_file.h"
 #include "worker/engine/collectives.h"
 #include "worker/engine/data_order.h"
-#include "worker/engine/evaluate.h"
+#include "worker/engine/eval_loop_registry.h"
 #include "worker/engine/train_loop_registry.h"
 
 namespace ddp3d::engine {
@@ -77,6 +77,7 @@ TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model&
   if (iters_per_epoch < 1) throw std::invalid_argument("TrainLoop: iters_per_epoch must be >= 1");
   progress_.iters_per_epoch = iters_per_epoch;
   plan_->set_limits(progress_);
+  if (can_validate()) val_loop_ = eval_loop_registry().build(options_.val_cfg);
 }
 
 TrainLoop::~TrainLoop() = default;
@@ -278,7 +279,7 @@ bool TrainLoop::can_validate() const {
 }
 
 void TrainLoop::validate() {
-  if (!options_.val_loader || !val_data_ || val_evaluator_ == nullptr) return;
+  if (!val_loop_) return;
   call_hooks(hooks_, &Hook::before_val, *this);
   // Every rank evaluates rank 0's buffers (BatchNorm statistics), the ones the checkpoint
   // holds, as PyTorch's DDP forward does in eval mode: otherwise each rank's shard is scored
@@ -296,8 +297,12 @@ void TrainLoop::validate() {
   // trains on exactly as the uninterrupted one (an IterBasedTrainLoop validates mid-epoch).
   const std::string rng_state = cpu_rng_state();
   ValResult result;
-  result.metrics = evaluate(model_, *val_data_, *options_.val_loader, *val_evaluator_, ctx_,
-                            draw ? &*draw : nullptr);
+  result.metrics = val_loop_->run(EvalPass{.model = model_,
+                                           .dataset = *val_data_,
+                                           .loader = *options_.val_loader,
+                                           .evaluator = *val_evaluator_,
+                                           .ctx = ctx_,
+                                           .draw = draw ? &*draw : nullptr});
   set_cpu_rng_state(rng_state);
   result.iters = eval_iters(val_data_->size(), ctx_, options_.val_loader->batch_size);
   call_hooks(hooks_, &Hook::after_val, *this, result);

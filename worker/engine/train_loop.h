@@ -20,6 +20,7 @@
 
 #include "worker/engine/data_order.h"
 #include "worker/engine/dataset.h"
+#include "worker/engine/eval_loop.h"
 #include "worker/engine/evaluator.h"
 #include "worker/engine/hook.h"
 #include "worker/engine/loop_plan.h"
@@ -43,7 +44,8 @@ void set_cpu_rng_state(const std::string& bytes);
 
 class TrainLoop final : public LoopContext {
  public:
-  // Builds the loop plan options.train_cfg names and reads the loaders from `options`. `ddp`
+  // Builds the loop plan options.train_cfg names (and, with validation data, the loop
+  // options.val_cfg names) and reads the loaders from `options`. `ddp`
   // (may be null: one process), `val_data` and `val_evaluator` (null: no validation) are not owned;
   // everything must outlive the loop.
   TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model, OptimWrapper& optim,
@@ -111,8 +113,9 @@ class TrainLoop final : public LoopContext {
   std::shared_ptr<const Dataset> train_data_;
   std::shared_ptr<const Dataset> val_data_;
   Evaluator* val_evaluator_;
-  std::shared_ptr<const LoopPlan> plan_;  // train_cfg's
-  std::vector<Registered> hooks_;         // priority order
+  std::shared_ptr<const LoopPlan> plan_;      // train_cfg's
+  std::shared_ptr<const EvalLoop> val_loop_;  // val_cfg's; null: no validation
+  std::vector<Registered> hooks_;             // priority order
   PendingSignal* pending_signal_ = nullptr;
   LoopProgress progress_;
   std::optional<std::string> stop_reason_;

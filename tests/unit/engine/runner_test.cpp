@@ -16,6 +16,7 @@
 
 #include "worker/components/builtin_components.h"
 #include "worker/config/component_schemas.h"
+#include "worker/engine/eval_loop_registry.h"
 #include "worker/engine/hook_registry.h"
 #include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/schedule_rules.h"
@@ -37,6 +38,7 @@ RunnerOptions base_options(const fs::path& dir) {
   RunnerOptions o;
   o.work_dir = dir;
   o.train_cfg = train_loop_config("{max_epochs: 2}");
+  o.val_cfg = val_loop_config("{}");
   o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}}");
   o.train_loader.batch_size = 8;
   o.train_loader.shuffle = false;

@@ -21,6 +21,8 @@
 #include "worker/components/builtin_components.h"
 #include "worker/config/component_schemas.h"
 #include "worker/config/schema.h"
+#include "worker/engine/eval_loop_registry.h"
+#include "worker/engine/evaluate.h"
 #include "worker/engine/hook_registry.h"
 #include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/runner.h"
@@ -100,6 +102,7 @@ RunnerOptions options_for(const fs::path& dir) {
   RunnerOptions o;
   o.work_dir = dir;
   o.train_cfg = train_loop_config("{max_epochs: 2}");
+  o.val_cfg = val_loop_config("{}");
   o.train_loader.batch_size = 16;  // 48 samples: 3 iterations per epoch
   o.train_loader.shuffle = false;
   o.optim_wrapper = optim_wrapper_config("{optimizer: {type: SGD, lr: 0.05}}");
@@ -142,8 +145,10 @@ class TrainLoopTest : public ::testing::Test {
           loop(options, RunContext{}, *model, optim, nullptr, data(samples), nullptr, nullptr, 3) {}
   };
 
-  // What a RecordingHook saw of a Runner's run with `o`, validating on 32 samples.
-  std::vector<std::string> recorded_run(RunnerOptions o) const {
+  // What a RecordingHook saw of a Runner's run with `o`, validating on 32 samples; `extra`
+  // (if any) runs after it.
+  std::vector<std::string> recorded_run(RunnerOptions o,
+                                        const std::shared_ptr<Hook>& extra = nullptr) const {
     o.val_loader = LoaderSpec{};
     o.val_loader->batch_size = 16;
     SyntheticRegressionOptions v;
@@ -154,6 +159,7 @@ class TrainLoopTest : public ::testing::Test {
                   std::make_shared<SyntheticRegression>(v), std::make_shared<RegressionMetric>(),
                   log);
     runner.add_hook(recorder);
+    if (extra) runner.add_hook(extra);
     runner.train();
     return recorder->calls;
   }
@@ -323,6 +329,61 @@ TEST_F(TrainLoopTest, ALoopRegisteredOutsideTheEngineDecidesWhenTheRunValidates)
                       "it (set train_cfg.type)"),
             std::string::npos);
   EXPECT_NE(error_of("{type: FlatLoop, max_epochs: 2}").find("train_cfg.type"), std::string::npos);
+}
+
+// A validation loop from outside the engine: evaluates `repeats` times and reports how often.
+class RepeatValLoop final : public EvalLoop {
+ public:
+  explicit RepeatValLoop(std::int64_t repeats) : repeats_(repeats) {}
+  MetricMap run(const EvalPass& p) const override {
+    MetricMap m;
+    for (std::int64_t i = 0; i < repeats_; ++i)
+      m = evaluate(p.model, p.dataset, p.loader, p.evaluator, p.ctx, p.draw);
+    m["passes"] = static_cast<double>(repeats_);
+    return m;
+  }
+
+ private:
+  std::int64_t repeats_;
+};
+
+// Keeps the metrics of every validation.
+class MetricsHook : public Hook {
+ public:
+  std::vector<MetricMap> seen;
+  void after_val(LoopContext& /*loop*/, const ValResult& result) override {
+    seen.push_back(result.metrics);
+  }
+};
+
+TEST_F(TrainLoopTest, AValidationLoopRegisteredOutsideTheEngineScoresTheRun) {
+  static const bool registered = [] {
+    config::component_schemas().add(
+        "val_loop", "RepeatValLoop",
+        {{"repeats", config::Schema::integer().min(1).def(2).doc("passes over the data")}});
+    eval_loop_registry().add("RepeatValLoop", [](const config::Config& node) {
+      return std::make_shared<RepeatValLoop>(node.get<std::int64_t>("repeats"));
+    });
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  RunnerOptions o = options_for(dir_);
+  o.val_cfg = val_loop_config("{type: RepeatValLoop, repeats: 3}");
+  o.default_hooks = default_hooks_config("{logger: {interval: 1000}, checkpoint: {interval: -1}}");
+  auto metrics = std::make_shared<MetricsHook>();
+  recorded_run(o, metrics);
+  ASSERT_EQ(metrics->seen.size(), 2u);  // after each of the 2 epochs
+  for (const MetricMap& m : metrics->seen) {
+    EXPECT_EQ(m.at("passes"), 3.0);
+    EXPECT_EQ(m.count("mse"), 1u);
+  }
+  // The built-in loop adds nothing; a key of another loop names its key.
+  o.val_cfg = val_loop_config("{}");
+  EXPECT_EQ(o.val_cfg.get<std::string>("type"), "ValLoop");
+  EXPECT_NE(config::testing::error_of([] {
+              val_loop_config("{repeats: 2}");
+            }).find("val_cfg.repeats: not a key of ValLoop; RepeatValLoop has it"),
+            std::string::npos);
 }
 
 // mmengine's older spelling: by_epoch: false without a type is an IterBasedTrainLoop.
