@@ -121,7 +121,7 @@ void TrainLoop::run() {
          !stop_reason_) {
     run_epoch();
     if (stop_reason_) break;
-    if (can_validate() && plan_->validate_after_epoch(progress_)) validate();
+    if (val_loop_ && plan_->validate_after_epoch(progress_)) validate();
   }
   call_hooks(hooks_, &Hook::after_train, *this);
 }
@@ -152,7 +152,7 @@ void TrainLoop::run_epoch() {
     take_pending_signal();
     // IterBasedTrainLoop validates between iterations; a stop agreed at this boundary
     // (preemption) has saved already and leaves it to the resumed run's next one.
-    if (!stop_reason_ && can_validate() && plan_->validate_after_iter(progress_)) validate();
+    if (!stop_reason_ && val_loop_ && plan_->validate_after_iter(progress_)) validate();
   }
   // An unfinished epoch is not reported as done: a stop, or the last iteration of an
   // IterBasedTrainLoop inside a pass.
