@@ -8,8 +8,8 @@
 
 #include "worker/cli/check_dist_command.h"
 #include "worker/cli/data_command.h"
+#include "worker/cli/train_test_commands.h"
 #include "worker/components/builtin_components.h"
-#include "worker/engine/commands.h"
 #include "worker/launch/launcher.h"
 
 namespace {
@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
     keep_large_allocations_in_the_heap();
     ddp3d::components::register_builtin_components();
   }
-  if (command == "train") return ddp3d::engine::run_train(argc - 1, argv + 1);
-  if (command == "test") return ddp3d::engine::run_test(argc - 1, argv + 1);
+  if (command == "train") return ddp3d::cli::run_train(argc - 1, argv + 1);
+  if (command == "test") return ddp3d::cli::run_test(argc - 1, argv + 1);
   if (command == "launch") return ddp3d::launch::run_launch(argc - 1, argv + 1);
   if (command == "check-dist") return ddp3d::cli::run_check_dist(argc - 1, argv + 1);
   if (command == "data") return ddp3d::cli::run_data(argc - 1, argv + 1);

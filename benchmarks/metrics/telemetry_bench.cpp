@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "worker/engine/worker_metrics.h"
+#include "worker/telemetry/worker_metrics.h"
 
 namespace {
 
@@ -60,11 +60,11 @@ long arg_or(int argc, char** argv, const char* name, long fallback) {
 int main(int argc, char** argv) {
   const long steps = arg_or(argc, argv, "--steps", 2'000'000);
   const long scrapes = arg_or(argc, argv, "--scrapes", 2000);
-  ddp3d::engine::MetricsEndpointSettings settings;
+  ddp3d::telemetry::MetricsEndpointSettings settings;
   settings.enabled = true;
   settings.address = "127.0.0.1";
   settings.labels = {"bench", "0"};
-  ddp3d::engine::WorkerMetrics metrics(settings);
+  ddp3d::telemetry::WorkerMetrics metrics(settings);
   ddp3d::engine::TrainTelemetry& telemetry = metrics.telemetry();
 
   ddp3d::engine::StepRecord r;

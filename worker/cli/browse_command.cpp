@@ -15,10 +15,10 @@
 
 #include "common/log.h"
 #include "common/parse_number.h"
+#include "worker/cli/output_dir.h"
 #include "worker/config/config.h"
 #include "worker/detection/browse_dataset.h"
 #include "worker/detection/detection_pictures.h"
-#include "worker/engine/output_dir.h"
 #include "worker/engine/registry.h"
 
 namespace ddp3d::cli {
@@ -128,7 +128,7 @@ int run_browse(int argc, char** argv) {
                                 "`ddp3d data browse` draws the training data: none configured");
     }
     range = drawn_range(cfg);
-    engine::prepare_output_dir("--out", args.out);
+    prepare_output_dir("--out", args.out);
     dataset = detection::browsable_dataset(
         engine::dataset_registry().build(cfg.node("train_dataloader.dataset")), args.augmented);
   } catch (const config::ConfigError& e) {

@@ -9,7 +9,7 @@
 
 #include "worker/components/builtin_components.h"
 #include "worker/config/config.h"
-#include "worker/engine/session.h"
+#include "worker/process/session.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -99,7 +99,7 @@ std::string device_error(const std::string& yaml, const DevicePlan& plan,
   [[maybe_unused]] static const bool registered = (components::register_builtin_schemas(), true);
   const config::Config cfg = config::parse(kBase + yaml, "x.yaml");
   try {
-    check_device_options(cfg, plan, command);
+    process::check_device_options(cfg, plan, command);
   } catch (const config::ConfigError& e) {
     return e.what();
   }

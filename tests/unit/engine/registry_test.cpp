@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "worker/components/builtin_components.h"
-#include "worker/engine/session.h"
+#include "worker/process/session.h"
 
 namespace ddp3d::engine {
 namespace {

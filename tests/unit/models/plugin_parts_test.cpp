@@ -17,8 +17,8 @@
 #include "tests/unit/models/tiny_encoders.h"
 #include "tests/unit/models/tiny_head.h"
 #include "tests/unit/models/tiny_neck.h"
+#include "worker/cli/train_test_commands.h"
 #include "worker/components/builtin_components.h"
-#include "worker/engine/commands.h"
 
 namespace ddp3d::testing {
 namespace {
@@ -83,7 +83,7 @@ fs::path train(const std::string& model) {
   std::vector<char*> argv;
   argv.reserve(args.size());
   for (std::string& a : args) argv.push_back(a.data());
-  EXPECT_EQ(engine::run_train(static_cast<int>(argv.size()), argv.data()), 0);
+  EXPECT_EQ(cli::run_train(static_cast<int>(argv.size()), argv.data()), 0);
   return work_dir;
 }
 

@@ -1,12 +1,12 @@
-#include "worker/engine/termination_signals.h"
+#include "worker/process/termination_signals.h"
 
 #include <atomic>
 #include <stdexcept>
 
-namespace ddp3d::engine {
+namespace ddp3d::process {
 namespace {
 
-std::atomic<PendingSignal*> g_pending{nullptr};
+std::atomic<engine::PendingSignal*> g_pending{nullptr};
 std::atomic<int> g_seen{0};
 
 extern "C" void on_termination_signal(int signal) {
@@ -16,13 +16,13 @@ extern "C" void on_termination_signal(int signal) {
     std::raise(signal);
     return;
   }
-  if (PendingSignal* pending = g_pending.load()) pending->notify(signal);
+  if (engine::PendingSignal* pending = g_pending.load()) pending->notify(signal);
 }
 
 }  // namespace
 
-TerminationSignals::TerminationSignals(PendingSignal& pending) {
-  PendingSignal* expected = nullptr;
+TerminationSignals::TerminationSignals(engine::PendingSignal& pending) {
+  engine::PendingSignal* expected = nullptr;
   if (!g_pending.compare_exchange_strong(expected, &pending))
     throw std::logic_error("TerminationSignals: already installed");
   g_seen.store(0);
@@ -40,4 +40,4 @@ TerminationSignals::~TerminationSignals() {
   g_pending.store(nullptr);
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::process

@@ -1,8 +1,8 @@
-#include "worker/engine/cli_args.h"
+#include "worker/cli/cli_args.h"
 
 #include <gtest/gtest.h>
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 namespace {
 
 // The UsageError message `parse(args)` throws, or "no error".
@@ -101,4 +101,4 @@ TEST(TestArgs, SubmissionDirBecomesAQuotedStringOverride) {
 }
 
 }  // namespace
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

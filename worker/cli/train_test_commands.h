@@ -3,9 +3,9 @@
 // 1 anything else.
 #pragma once
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 
 int run_train(int argc, char** argv);
 int run_test(int argc, char** argv);
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <string_view>
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 
 // Creates DIR (and its parents) and writes and removes a probe file there. Throws
 // std::runtime_error naming `flag`, DIR and the reason (not a folder, read-only, ...).
 void prepare_output_dir(std::string_view flag, const std::filesystem::path& dir);
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

@@ -15,7 +15,7 @@
 
 #include "worker/engine/train_telemetry.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::telemetry {
 
 struct TelemetryLabels {
   std::string job_name = "local";  // DDP3D_JOB, or "local" outside the operator
@@ -27,14 +27,14 @@ std::vector<double> step_seconds_buckets();
 // Bucket upper bounds (seconds) of ddp3d_allreduce_seconds: 0.1 ms doubling to ~3.3 s.
 std::vector<double> allreduce_seconds_buckets();
 
-class PrometheusTrainTelemetry final : public TrainTelemetry {
+class PrometheusTrainTelemetry final : public engine::TrainTelemetry {
  public:
   // Registers the families in `registry` (which must outlive this) and creates this rank's
   // series, so every family but the loss (see on_loss) is present from the first scrape.
   PrometheusTrainTelemetry(prometheus::Registry& registry, const TelemetryLabels& labels);
 
   void on_start(std::int64_t planned_iters) override;
-  void on_step(const StepRecord& step) override;
+  void on_step(const engine::StepRecord& step) override;
   void on_loss(double mean_loss) override;
 
  private:
@@ -50,4 +50,4 @@ class PrometheusTrainTelemetry final : public TrainTelemetry {
   prometheus::Histogram& allreduce_seconds_;
 };
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::telemetry

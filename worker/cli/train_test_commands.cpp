@@ -1,4 +1,4 @@
-#include "worker/engine/commands.h"
+#include "worker/cli/train_test_commands.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -11,24 +11,24 @@
 #include "common/exit_codes.h"
 #include "common/io/atomic_file.h"
 #include "common/log.h"
+#include "worker/cli/cli_args.h"
+#include "worker/cli/output_dir.h"
 #include "worker/config/config.h"
 #include "worker/dist/dist_env.h"
 #include "worker/dist/peer_loss_error.h"
 #include "worker/dist/process_group.h"
 #include "worker/engine/checkpoint.h"
 #include "worker/engine/checkpoint_file.h"
-#include "worker/engine/cli_args.h"
 #include "worker/engine/eval_loop_registry.h"
-#include "worker/engine/output_dir.h"
 #include "worker/engine/registry.h"
 #include "worker/engine/run_summary.h"
 #include "worker/engine/runner.h"
 #include "worker/engine/runner_options.h"
-#include "worker/engine/session.h"
-#include "worker/engine/termination_signals.h"
-#include "worker/engine/worker_metrics.h"
+#include "worker/process/session.h"
+#include "worker/process/termination_signals.h"
+#include "worker/telemetry/worker_metrics.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 namespace {
 
 std::vector<std::string> rest(int argc, char** argv) {
@@ -42,18 +42,18 @@ std::optional<std::string> env_value(const char* name) {
 
 // The rank's /metrics endpoint, or null when neither DDP3D_METRICS_PORT nor
 // env_cfg.metrics_port asks for one.
-std::unique_ptr<WorkerMetrics> start_worker_metrics(const config::Config& cfg,
-                                                    const std::string& launcher) {
+std::unique_ptr<telemetry::WorkerMetrics> start_worker_metrics(const config::Config& cfg,
+                                                               const std::string& launcher) {
   const dist::DistEnv env =
       launcher == "pytorch" ? dist::dist_env_from_environment() : dist::DistEnv{};
   std::optional<std::int64_t> config_port;
   if (cfg.has("env_cfg.metrics_port")) config_port = cfg.get<std::int64_t>("env_cfg.metrics_port");
-  MetricsEndpointSettings settings =
-      resolve_metrics_endpoint(env_value("DDP3D_METRICS_PORT"), config_port, env.local_rank,
-                               env.rank, env_value("DDP3D_JOB").value_or(""));
+  telemetry::MetricsEndpointSettings settings = telemetry::resolve_metrics_endpoint(
+      env_value("DDP3D_METRICS_PORT"), config_port, env.local_rank, env.rank,
+      env_value("DDP3D_JOB").value_or(""));
   if (!settings.enabled) return nullptr;
-  settings.address = resolve_metrics_address(env_value("DDP3D_METRICS_ADDRESS"));
-  auto metrics = std::make_unique<WorkerMetrics>(settings);
+  settings.address = telemetry::resolve_metrics_address(env_value("DDP3D_METRICS_ADDRESS"));
+  auto metrics = std::make_unique<telemetry::WorkerMetrics>(settings);
   ddp3d::log::info("metrics: serving http://" + settings.address + ":" +
                    std::to_string(metrics->port()) + "/metrics (" + settings.origin + ", rank " +
                    settings.labels.rank + ", job_name " + settings.labels.job_name + ")");
@@ -71,7 +71,7 @@ int guarded(const char* usage, F&& body) {
   } catch (const config::ConfigError& e) {
     ddp3d::log::error(std::string("config error:\n") + e.what());
     return 2;
-  } catch (const CorruptCheckpoint& e) {
+  } catch (const engine::CorruptCheckpoint& e) {
     ddp3d::log::error(e.what());
     return 1;
   } catch (const std::exception& e) {
@@ -95,49 +95,51 @@ int run_train(int argc, char** argv) {
     const TrainArgs args = parse_train_args(rest(argc, argv));
     // Config first: a bad one fails here, before any rank waits on a rendezvous.
     const config::Config cfg = config::load(args.config, train_overrides(args));
-    RunnerOptions options = runner_options_from_config(cfg);
+    engine::RunnerOptions options = engine::runner_options_from_config(cfg);
     if (args.resume) options.resume = *args.resume;
-    check_component_types(cfg);
+    process::check_component_types(cfg);
     // Every rank's first line says where it runs; CUDA-only options on CPU fail here.
-    const DevicePlan plan = plan_session_device(cfg, args.launcher, "train");
+    const engine::DevicePlan plan = process::plan_session_device(cfg, args.launcher, "train");
     // An explicit checkpoint that is missing or corrupt fails before the process group too, on
     // rank 0: only rank 0 reads it (and sends it to the others, collective_resume.h).
     const bool rank0 = args.launcher != "pytorch" || dist::dist_env_from_environment().rank == 0;
     if (rank0 && !options.resume.empty() && options.resume != "auto")
-      read_checkpoint_file(options.resume);
+      engine::read_checkpoint_file(options.resume);
 
     // Before the rendezvous: a port that cannot be bound fails this rank at once, not after
     // the others joined.
-    std::unique_ptr<WorkerMetrics> metrics = start_worker_metrics(cfg, args.launcher);
-    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "train", plan);
+    std::unique_ptr<telemetry::WorkerMetrics> metrics = start_worker_metrics(cfg, args.launcher);
+    std::unique_ptr<process::Session> session =
+        process::start_session(cfg, args.launcher, "train", plan);
     options.work_dir = session->work_dir;
     // Same initial weights on every rank (and rank 0's are broadcast anyway).
     torch::manual_seed(session->ctx.seed);
-    std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));
-    std::shared_ptr<Dataset> train_data =
-        dataset_registry().build(cfg.node("train_dataloader.dataset"));
-    std::shared_ptr<Dataset> val_data;
-    std::shared_ptr<Evaluator> val_evaluator;
+    std::shared_ptr<engine::Model> model = engine::model_registry().build(cfg.node("model"));
+    std::shared_ptr<engine::Dataset> train_data =
+        engine::dataset_registry().build(cfg.node("train_dataloader.dataset"));
+    std::shared_ptr<engine::Dataset> val_data;
+    std::shared_ptr<engine::Evaluator> val_evaluator;
     if (cfg.has("val_dataloader") && cfg.has("val_evaluator")) {
-      val_data = dataset_registry().build(cfg.node("val_dataloader.dataset"));
-      val_evaluator = evaluator_registry().build(cfg.node("val_evaluator"));
+      val_data = engine::dataset_registry().build(cfg.node("val_dataloader.dataset"));
+      val_evaluator = engine::evaluator_registry().build(cfg.node("val_evaluator"));
     }
     std::int64_t params = 0;
     for (const at::Tensor& p : model->parameters()) params += p.numel();
     session->log->info("model " + cfg.get<std::string>("model.type") + ": " +
                        std::to_string(params) + " parameters; train dataset " +
                        std::to_string(train_data->size()) + " samples");
-    Runner runner(options, session->ctx, model, train_data, val_data, val_evaluator, *session->log);
+    engine::Runner runner(options, session->ctx, model, train_data, val_data, val_evaluator,
+                          *session->log);
     if (metrics) {
       runner.set_telemetry(&metrics->telemetry());
       metrics->set_ready(true);
     }
-    PendingSignal pending;
-    const TerminationSignals signals(pending);
+    engine::PendingSignal pending;
+    const process::TerminationSignals signals(pending);
     runner.set_pending_signal(&pending);
-    const TrainOutcome outcome = runner.train();
+    const engine::TrainOutcome outcome = runner.train();
     if (session->pg) session->pg->finish();  // the heartbeat leaves in order
-    if (outcome == TrainOutcome::kPreempted) {
+    if (outcome == engine::TrainOutcome::kPreempted) {
       session->log->warning(
           "training stopped on a termination signal after a checkpoint; "
           "`--resume auto` continues it (exit code " +
@@ -163,40 +165,44 @@ int run_test(int argc, char** argv) {
       throw config::ConfigError(cfg.file().string(), "test_dataloader",
                                 "`ddp3d test` needs test_dataloader and test_evaluator");
     }
-    check_component_types(cfg);
-    const DevicePlan plan = plan_session_device(cfg, args.launcher, "test");
-    const std::string payload = read_checkpoint_file(args.checkpoint);  // fail fast if corrupt
-    std::shared_ptr<Evaluator> evaluator = evaluator_registry().build(cfg.node("test_evaluator"));
-    std::optional<DrawOptions> draw;
+    process::check_component_types(cfg);
+    const engine::DevicePlan plan = process::plan_session_device(cfg, args.launcher, "test");
+    const std::string payload =
+        engine::read_checkpoint_file(args.checkpoint);  // fail fast if corrupt
+    std::shared_ptr<engine::Evaluator> evaluator =
+        engine::evaluator_registry().build(cfg.node("test_evaluator"));
+    std::optional<engine::DrawOptions> draw;
     if (args.show_dir) {
       if (!evaluator->can_draw()) {
         throw config::ConfigError(cfg.file().string(), "test_evaluator.type",
                                   "--show-dir: this evaluator draws no pictures");
       }
-      draw = DrawOptions{*args.show_dir, args.show_count, args.show_score_thr};
+      draw = engine::DrawOptions{*args.show_dir, args.show_count, args.show_score_thr};
       prepare_output_dir("--show-dir", draw->dir);  // before any process group
     }
     if (args.submission_dir) prepare_output_dir("--submission-dir", *args.submission_dir);
 
-    std::unique_ptr<Session> session = start_session(cfg, args.launcher, "test", plan);
-    std::shared_ptr<Model> model = model_registry().build(cfg.node("model"));
-    deserialize_checkpoint(payload, args.checkpoint, *model, nullptr, nullptr);
+    std::unique_ptr<process::Session> session =
+        process::start_session(cfg, args.launcher, "test", plan);
+    std::shared_ptr<engine::Model> model = engine::model_registry().build(cfg.node("model"));
+    engine::deserialize_checkpoint(payload, args.checkpoint, *model, nullptr, nullptr);
     model->to(session->ctx.device);
-    std::shared_ptr<Dataset> data = dataset_registry().build(cfg.node("test_dataloader.dataset"));
-    LoaderSpec loader;
+    std::shared_ptr<engine::Dataset> data =
+        engine::dataset_registry().build(cfg.node("test_dataloader.dataset"));
+    engine::LoaderSpec loader;
     loader.section = "test_dataloader";
     loader.batch_size = cfg.get<std::int64_t>("test_dataloader.batch_size");
     loader.num_workers = cfg.get<int>("test_dataloader.num_workers");
     const auto start = std::chrono::steady_clock::now();
-    const MetricMap metrics = eval_loop_registry()
-                                  .build(cfg.node("test_cfg"))
-                                  ->run(EvalPass{.model = *model,
-                                                 .dataset = *data,
-                                                 .loader = loader,
-                                                 .evaluator = *evaluator,
-                                                 .ctx = session->ctx,
-                                                 .draw = draw ? &*draw : nullptr});
-    RunSummary summary;
+    const engine::MetricMap metrics = engine::eval_loop_registry()
+                                          .build(cfg.node("test_cfg"))
+                                          ->run(engine::EvalPass{.model = *model,
+                                                                 .dataset = *data,
+                                                                 .loader = loader,
+                                                                 .evaluator = *evaluator,
+                                                                 .ctx = session->ctx,
+                                                                 .draw = draw ? &*draw : nullptr});
+    engine::RunSummary summary;
     summary.mode = "test";
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -209,10 +215,10 @@ int run_test(int argc, char** argv) {
                           metrics);
     if (session->ctx.rank == 0) {
       const std::filesystem::path out = session->work_dir / "test_metrics.json";
-      io::write_file_atomically(
-          out, format_test_metrics_json(args.config, args.checkpoint, session->ctx.world_size,
-                                        data->size(), summary.wall_seconds, metrics));
-      for (const std::string& line : format_run_summary(summary)) session->log->info(line);
+      io::write_file_atomically(out, engine::format_test_metrics_json(
+                                         args.config, args.checkpoint, session->ctx.world_size,
+                                         data->size(), summary.wall_seconds, metrics));
+      for (const std::string& line : engine::format_run_summary(summary)) session->log->info(line);
       session->log->info("wrote " + out.string());
     }
     if (session->pg) session->pg->finish();  // the heartbeat leaves in order
@@ -220,4 +226,4 @@ int run_test(int argc, char** argv) {
   });
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

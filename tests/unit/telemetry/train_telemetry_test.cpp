@@ -18,10 +18,10 @@
 #include "../common/raw_http_client.h"
 #include "common/metrics/collection.h"
 #include "common/metrics/process_collector.h"
-#include "worker/engine/prometheus_telemetry.h"
-#include "worker/engine/worker_metrics.h"
+#include "worker/telemetry/prometheus_telemetry.h"
+#include "worker/telemetry/worker_metrics.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::telemetry {
 namespace {
 
 bool has_line(const std::string& text, const std::string& line) {
@@ -37,7 +37,7 @@ TEST(TrainTelemetry, FamiliesHoldTheValuesOfFiveSteps) {
   // Binary fractions, so the sum is exact: 2^-8, 2^-7, 2^-6, 2^-5 and 1.5 s.
   const double step_s[] = {0.00390625, 0.0078125, 0.015625, 0.03125, 1.5};
   for (int i = 0; i < 5; ++i) {
-    StepRecord r;
+    engine::StepRecord r;
     r.epoch = i < 3 ? 1 : 2;
     r.samples = 4;
     r.step_seconds = step_s[i];
@@ -142,7 +142,7 @@ TEST(TrainTelemetry, NoLabelIsOneAScrapeAttachesToItsTarget) {
   metrics.add(std::make_shared<metrics::ProcessCollector>());
   PrometheusTrainTelemetry telemetry(metrics.registry(), {"pp-car", "3"});
   telemetry.on_start(10);
-  StepRecord r;
+  engine::StepRecord r;
   r.epoch = 1;
   r.samples = 4;
   r.step_seconds = 0.1;
@@ -300,4 +300,4 @@ TEST(WorkerMetrics, APortInUseIsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::telemetry

@@ -1,8 +1,8 @@
-#include "worker/engine/prometheus_telemetry.h"
+#include "worker/telemetry/prometheus_telemetry.h"
 
 #include "common/metrics/collection.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::telemetry {
 namespace {
 
 prometheus::Counter& counter(prometheus::Registry& registry, const char* name, const char* help,
@@ -74,7 +74,7 @@ void PrometheusTrainTelemetry::on_start(std::int64_t planned_iters) {
   max_steps_.Set(static_cast<double>(planned_iters));
 }
 
-void PrometheusTrainTelemetry::on_step(const StepRecord& step) {
+void PrometheusTrainTelemetry::on_step(const engine::StepRecord& step) {
   steps_.Increment();
   samples_.Increment(static_cast<double>(step.samples));
   epoch_.Set(static_cast<double>(step.epoch));
@@ -90,4 +90,4 @@ void PrometheusTrainTelemetry::on_loss(double mean_loss) {
   loss_->Set(mean_loss);
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::telemetry

@@ -1,4 +1,4 @@
-#include "worker/engine/cli_args.h"
+#include "worker/cli/cli_args.h"
 
 #include <cstdint>
 #include <limits>
@@ -6,7 +6,7 @@
 
 #include "common/parse_number.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 
 const char* const kTrainUsage =
     "usage: ddp3d train CONFIG [--work-dir DIR] [--seed N] [--deterministic]\n"
@@ -183,4 +183,4 @@ std::vector<std::string> train_overrides(const TrainArgs& args) {
   return o;
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

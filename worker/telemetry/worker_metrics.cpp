@@ -1,4 +1,4 @@
-#include "worker/engine/worker_metrics.h"
+#include "worker/telemetry/worker_metrics.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 #include "common/metrics/collection.h"
 #include "common/metrics/process_collector.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::telemetry {
 namespace {
 
 constexpr std::int64_t kMaxPort = 65535;
@@ -95,4 +95,4 @@ void WorkerMetrics::set_ready(bool ready) {
   server_->set_ready(ready);
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::telemetry

@@ -7,12 +7,12 @@
 
 #include "worker/engine/pending_signal.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::process {
 
 class TerminationSignals {
  public:
   // Installs the handlers; one instance at a time. `pending` must outlive this object.
-  explicit TerminationSignals(PendingSignal& pending);
+  explicit TerminationSignals(engine::PendingSignal& pending);
   ~TerminationSignals();  // restores the previous handlers
   TerminationSignals(const TerminationSignals&) = delete;
   TerminationSignals& operator=(const TerminationSignals&) = delete;
@@ -22,4 +22,4 @@ class TerminationSignals {
   struct sigaction old_int_ {};
 };
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::process

@@ -1,4 +1,4 @@
-#include "worker/engine/session.h"
+#include "worker/process/session.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -25,7 +25,7 @@
 #include "worker/engine/collectives.h"
 #include "worker/engine/registry.h"
 
-namespace ddp3d::engine {
+namespace ddp3d::process {
 namespace {
 
 void check_type(const config::Config& cfg, const std::string& key, auto& registry) {
@@ -86,20 +86,20 @@ void check_work_dir(const config::Config& cfg, const std::string& command) {
 Session::~Session() = default;
 
 void check_component_types(const config::Config& cfg) {
-  check_type(cfg, "model", model_registry());
+  check_type(cfg, "model", engine::model_registry());
   for (const char* loader : {"train_dataloader", "val_dataloader", "test_dataloader"}) {
     const std::string key = std::string(loader) + ".dataset";
-    check_type(cfg, key, dataset_registry());
+    check_type(cfg, key, engine::dataset_registry());
   }
-  check_type(cfg, "val_evaluator", evaluator_registry());
-  check_type(cfg, "test_evaluator", evaluator_registry());
+  check_type(cfg, "val_evaluator", engine::evaluator_registry());
+  check_type(cfg, "test_evaluator", engine::evaluator_registry());
 }
 
-DevicePlan plan_session_device(const config::Config& cfg, const std::string& launcher,
-                               const std::string& command) {
+engine::DevicePlan plan_session_device(const config::Config& cfg, const std::string& launcher,
+                                       const std::string& command) {
   const bool launched = launcher == "pytorch";
-  DevicePlan plan = plan_device(
-      device_facts_from_environment(launched, cfg.get<std::string>("env_cfg.dist_cfg.backend")));
+  engine::DevicePlan plan = engine::plan_device(engine::device_facts_from_environment(
+      launched, cfg.get<std::string>("env_cfg.dist_cfg.backend")));
   if (launched) {
     ddp3d::log::set_prefix("[rank " + std::to_string(dist::dist_env_from_environment().rank) + "]");
   }
@@ -108,7 +108,7 @@ DevicePlan plan_session_device(const config::Config& cfg, const std::string& lau
   return plan;
 }
 
-void check_device_options(const config::Config& cfg, const DevicePlan& plan,
+void check_device_options(const config::Config& cfg, const engine::DevicePlan& plan,
                           const std::string& command) {
   if (plan.cuda) return;
   const std::string cpu = "this rank runs on CPU (" + plan.cpu_reason + ")";
@@ -127,7 +127,7 @@ void check_device_options(const config::Config& cfg, const DevicePlan& plan,
 }
 
 std::unique_ptr<Session> start_session(const config::Config& cfg, const std::string& launcher,
-                                       const std::string& command, const DevicePlan& plan) {
+                                       const std::string& command, const engine::DevicePlan& plan) {
   auto s = std::make_unique<Session>();
   dist::DistEnv env;  // one process unless launched
   if (launcher != "pytorch" || dist::dist_env_from_environment().rank == 0)
@@ -177,7 +177,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
   std::int64_t seed = cfg.has("randomness.seed")
                           ? cfg.get<std::int64_t>("randomness.seed")
                           : static_cast<std::int64_t>(std::random_device{}() & 0x7fffffff);
-  seed = broadcast_int(s->ctx.pg, seed);
+  seed = engine::broadcast_int(s->ctx.pg, seed);
   s->ctx.seed = static_cast<std::uint64_t>(seed);
   const bool deterministic = cfg.get<bool>("randomness.deterministic");
   if (deterministic) {
@@ -200,8 +200,8 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
     std::filesystem::create_directories(s->work_dir);
     io::write_file_atomically(s->work_dir / (name + ".yaml"), cfg.dump_yaml());
   }
-  s->log = std::make_unique<TrainLog>(rank0, s->work_dir / stamp, stamp,
-                                      vis_backend_types(cfg, command));
+  s->log = std::make_unique<engine::TrainLog>(rank0, s->work_dir / stamp, stamp,
+                                              vis_backend_types(cfg, command));
   s->log->info("ddp3d " + command + ": world size " + std::to_string(s->ctx.world_size) +
                (s->ctx.batch_world_size != s->ctx.world_size
                     ? " (global batch defined at " + std::to_string(s->ctx.batch_world_size) +
@@ -214,4 +214,4 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
   return s;
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::process

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 
 struct TrainArgs {
   std::string config;
@@ -56,4 +56,4 @@ std::string work_dir_override(const std::string& path);
 // so the dumped config records them.
 std::vector<std::string> train_overrides(const TrainArgs& args);
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

@@ -1,4 +1,4 @@
-#include "worker/engine/output_dir.h"
+#include "worker/cli/output_dir.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <system_error>
 
-namespace ddp3d::engine {
+namespace ddp3d::cli {
 
 void prepare_output_dir(std::string_view flag, const std::filesystem::path& dir) {
   const std::string where = std::string(flag) + " " + dir.string() + ": ";
@@ -25,4 +25,4 @@ void prepare_output_dir(std::string_view flag, const std::filesystem::path& dir)
   std::filesystem::remove(probe, ec);
 }
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::cli

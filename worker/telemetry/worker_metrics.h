@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "worker/engine/prometheus_telemetry.h"
+#include "worker/telemetry/prometheus_telemetry.h"
 
 namespace ddp3d::http {
 class MetricsServer;
@@ -19,7 +19,7 @@ namespace ddp3d::metrics {
 class Collection;
 }
 
-namespace ddp3d::engine {
+namespace ddp3d::telemetry {
 
 struct MetricsEndpointSettings {
   bool enabled = false;
@@ -55,7 +55,7 @@ class WorkerMetrics {
   WorkerMetrics(const WorkerMetrics&) = delete;
   WorkerMetrics& operator=(const WorkerMetrics&) = delete;
 
-  TrainTelemetry& telemetry() { return *telemetry_; }
+  engine::TrainTelemetry& telemetry() { return *telemetry_; }
   std::uint16_t port() const;  // the bound port
   void set_ready(bool ready);  // /readyz
 
@@ -65,4 +65,4 @@ class WorkerMetrics {
   std::unique_ptr<http::MetricsServer> server_;
 };
 
-}  // namespace ddp3d::engine
+}  // namespace ddp3d::telemetry
