@@ -20,11 +20,7 @@ Registry make_builtin_registry() {
     AmpOptions amp;
     amp.dtype = node.get<std::string>("dtype") == "bfloat16" ? Precision::kBf16 : Precision::kFp16;
     amp.loss_scaler.init_scale = node.get<double>("init_scale");
-    if (amp.dtype == Precision::kFp16 && ctx.device.is_cpu()) {
-      throw config::ConfigError(node.origin("dtype"), node.path() + ".dtype",
-                                "AmpOptimWrapper with float16 needs CUDA (its loss scaling); "
-                                "use dtype: bfloat16 on CPU, or type: OptimWrapper");
-    }
+    check_optim_wrapper_device(node, !ctx.device.is_cpu(), "its model is on " + ctx.device.str());
     return std::make_shared<AmpOptimWrapper>(ctx.model, optim_wrapper_options(node, ctx.max_iters),
                                              amp);
   });
@@ -48,6 +44,18 @@ OptimWrapperOptions optim_wrapper_options(const config::Config& node, std::int64
     o.clip_norm_type = node.get<double>("clip_grad.norm_type");
   }
   return o;
+}
+
+void check_optim_wrapper_device(const config::Config& node, bool cuda,
+                                const std::string& cpu_reason) {
+  if (cuda || node.get<std::string>("type") != "AmpOptimWrapper" ||
+      node.get<std::string>("dtype") != "float16")
+    return;
+  throw config::ConfigError(node.origin("dtype"), node.path() + ".dtype",
+                            "AmpOptimWrapper with float16 (loss scaling) needs CUDA, but this rank "
+                            "runs on CPU (" +
+                                cpu_reason +
+                                "); use dtype: bfloat16 on CPU, or type: OptimWrapper");
 }
 
 config::Config optim_wrapper_config(std::string_view yaml) {

@@ -8,6 +8,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "worker/config/config.h"
@@ -27,6 +28,12 @@ config::Registry<OptimWrapper, const OptimWrapperBuildContext&>& optim_wrapper_r
 
 // The keys every wrapper has (optimizer, clip_grad, accumulative_counts) from its validated node.
 OptimWrapperOptions optim_wrapper_options(const config::Config& node, std::int64_t max_iters);
+
+// AmpOptimWrapper with float16 scales the loss, which only CUDA does: on a rank that runs on CPU
+// (`cuda` false; `cpu_reason` says why, for the message) throws config::ConfigError naming
+// `<node>.dtype`. Called before any process group starts and again when the wrapper is built.
+void check_optim_wrapper_device(const config::Config& node, bool cuda,
+                                const std::string& cpu_reason);
 
 // An optim_wrapper mapping from YAML ("{optimizer: {type: SGD, lr: 0.1}}"), validated, with
 // the schema's defaults: options built in code use it where a config's node goes. Needs the

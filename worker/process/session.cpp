@@ -23,6 +23,7 @@
 #include "worker/dist/dist_env.h"
 #include "worker/dist/process_group.h"
 #include "worker/engine/collectives.h"
+#include "worker/engine/optim_wrapper_registry.h"
 #include "worker/engine/registry.h"
 
 namespace ddp3d::process {
@@ -117,13 +118,8 @@ void check_device_options(const config::Config& cfg, const engine::DevicePlan& p
     throw config::ConfigError(cfg.origin(key), key,
                               "nccl needs CUDA, but " + cpu + "; use auto (gloo on CPU) or gloo");
   }
-  if (command == "train" && cfg.get<std::string>("optim_wrapper.type") == "AmpOptimWrapper" &&
-      cfg.get<std::string>("optim_wrapper.dtype") == "float16") {
-    const std::string key = "optim_wrapper.dtype";
-    throw config::ConfigError(cfg.origin(key), key,
-                              "AmpOptimWrapper with float16 (loss scaling) needs CUDA, but " + cpu +
-                                  "; use dtype: bfloat16 on CPU, or type: OptimWrapper");
-  }
+  if (command == "train")
+    engine::check_optim_wrapper_device(cfg.node("optim_wrapper"), false, plan.cpu_reason);
 }
 
 std::unique_ptr<Session> start_session(const config::Config& cfg, const std::string& launcher,

@@ -258,6 +258,18 @@ TEST_F(RunnerOptionsTest, AnOptimWrapperRegisteredOutsideTheEngineComesFromConfi
       build("  type: AmpOptimWrapper\n  dtype: bfloat16\n  optimizer: {type: SGD, lr: 0.5}\n");
   ASSERT_NE(dynamic_cast<AmpOptimWrapper*>(amp.get()), nullptr);
   EXPECT_DOUBLE_EQ(amp->loss_scale_state().scale, 0.0);
+  // float16 scales the loss, which needs CUDA: a CPU model is refused when the wrapper is built
+  // (options made in code never pass the session's check before the process group).
+  try {
+    build("  type: AmpOptimWrapper\n  dtype: float16\n  optimizer: {type: SGD, lr: 0.5}\n");
+    ADD_FAILURE() << "float16 on a CPU model was built";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("optim_wrapper.dtype: AmpOptimWrapper with float16 (loss "
+                                         "scaling) needs CUDA, but this rank runs on CPU (its "
+                                         "model is on cpu)"),
+              std::string::npos)
+        << e.what();
+  }
 
   // Each error names its key: a type nobody registered, and a key of another type.
   const auto error_of = [&](const std::string& body) {
