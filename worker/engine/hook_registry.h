@@ -34,7 +34,6 @@ struct HookBuildContext {
   OptimWrapper* optim = nullptr;
   const ParamSchedule* schedule = nullptr;
   std::shared_ptr<Evaluator> val_evaluator = nullptr;  // null: no validation
-  std::int64_t accumulative_counts = 1;                // optim_wrapper.accumulative_counts
   bool resumed = false;                                // training continues from a checkpoint
 };
 

@@ -36,7 +36,8 @@ Runner::Runner(RunnerOptions options, RunContext ctx, std::shared_ptr<Model> mod
   model_->to(ctx_.device);
   iters_per_epoch_ = train_iters_per_epoch(
       train_data_->size(), ctx_, options_.train_loader.batch_size, options_.train_loader.drop_last);
-  const std::int64_t max_iters = planned_progress(options_.train_cfg, iters_per_epoch_).max_iters();
+  plan_ = train_loop_registry().build(options_.train_cfg);
+  const std::int64_t max_iters = planned_progress(*plan_, iters_per_epoch_).max_iters();
   optim_ = optim_wrapper_registry().build(
       options_.optim_wrapper,
       OptimWrapperBuildContext{.model = *model_, .max_iters = max_iters, .device = ctx_.device});
@@ -130,7 +131,7 @@ TrainOutcome Runner::train() {
   }
   optim_->set_ddp(ddp_.get());
 
-  TrainLoop loop(options_, ctx_, *model_, *optim_, ddp_.get(), train_data_, val_data_,
+  TrainLoop loop(options_, plan_, ctx_, *model_, *optim_, ddp_.get(), train_data_, val_data_,
                  val_evaluator_.get(), iters_per_epoch_);
   loop.set_start(start_epoch_, start_iter_, start_rng_states_);
   if (resumed_state_) loop.set_resumed_state(*resumed_state_);
@@ -141,7 +142,6 @@ TrainOutcome Runner::train() {
                                   .optim = optim_.get(),
                                   .schedule = schedule_.get(),
                                   .val_evaluator = val_evaluator_,
-                                  .accumulative_counts = optim_->options().accumulative_counts,
                                   .resumed = resumed_state_.has_value()};
   const auto add = [&](const config::Config& cfg) {
     BuiltHook built = hook_registry().build(cfg, hook_ctx);

@@ -97,6 +97,29 @@ TEST_F(RunnerTest, AccumulationEqualsOneBigBatch) {
   }
 }
 
+// The checkpoint hook from config stops only between updates: it learns the wrapper's
+// accumulative_counts from the wrapper the runner built (8 iterations, interval 3).
+TEST_F(RunnerTest, IterationCheckpointsWaitForTheWrappersUpdateBoundary) {
+  const auto saved = [&](const std::string& optim_wrapper) {
+    RunnerOptions o = base_options(dir_ / optim_wrapper.substr(0, 2));
+    o.train_cfg = train_loop_config("{max_epochs: 1}");
+    o.optim_wrapper = optim_wrapper_config(optim_wrapper);
+    o.default_hooks = default_hooks_config(
+        "{logger: {interval: 1000}, checkpoint: {by_epoch: false, interval: 3, save_last: false}}");
+    fs::create_directories(o.work_dir);
+    train(o, fresh_model());
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(o.work_dir))
+      if (entry.path().extension() == ".pth") names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  EXPECT_EQ(saved("{optimizer: {type: SGD, lr: 0.05}}"),
+            (std::vector<std::string>{"iter_3.pth", "iter_6.pth"}));
+  EXPECT_EQ(saved("{accumulative_counts: 2, optimizer: {type: SGD, lr: 0.05}}"),
+            (std::vector<std::string>{"iter_4.pth", "iter_6.pth"}));
+}
+
 TEST_F(RunnerTest, Bf16AutocastTrainsOnCpu) {
   RunnerOptions o = base_options(dir_);
   o.optim_wrapper = optim_wrapper_config(

@@ -13,6 +13,7 @@
 #include "worker/engine/hooks/logger_hook.h"
 #include "worker/engine/hooks/param_scheduler_hook.h"
 #include "worker/engine/hooks/val_pictures_hook.h"
+#include "worker/engine/optim_wrapper.h"
 
 namespace ddp3d::engine {
 namespace {
@@ -35,7 +36,8 @@ std::shared_ptr<Hook> checkpoint_hook(const config::Config& cfg, const HookBuild
   o.by_epoch = cfg.get<bool>("by_epoch");
   o.save_last = cfg.get<bool>("save_last");
   if (cfg.has("interval_seconds")) o.interval_seconds = cfg.get<double>("interval_seconds");
-  o.accumulative_counts = ctx.accumulative_counts;
+  // Only an update boundary is a stopping point; no wrapper (a test's hook alone): every iteration.
+  if (ctx.optim != nullptr) o.accumulative_counts = ctx.optim->options().accumulative_counts;
   if (cfg.has("save_best")) o.save_best = cfg.get<std::string>("save_best");
   if (cfg.has("rule")) o.rule = cfg.get<std::string>("rule");
   if (ctx.val_evaluator != nullptr) {
