@@ -28,6 +28,7 @@ class DistributedDataParallel;
 
 namespace ddp3d::engine {
 
+class LoopPlan;
 class OptimWrapper;
 class ParamSchedule;
 
@@ -73,6 +74,7 @@ class Runner {
   std::vector<std::pair<std::shared_ptr<Hook>, HookPriority>> custom_hooks_;
 
   std::unique_ptr<dist::DistributedDataParallel> ddp_;  // null: one process
+  std::shared_ptr<const LoopPlan> plan_;                // train_cfg's, built once
   std::shared_ptr<OptimWrapper> optim_;
   std::unique_ptr<ParamSchedule> schedule_;
   std::int64_t iters_per_epoch_ = 0;

@@ -60,9 +60,9 @@ void set_cpu_rng_state(const std::string& bytes) {
   gen.set_state(t);
 }
 
-TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model,
-                     OptimWrapper& optim, dist::DistributedDataParallel* ddp,
-                     std::shared_ptr<const Dataset> train_data,
+TrainLoop::TrainLoop(const RunnerOptions& options, std::shared_ptr<const LoopPlan> plan,
+                     const RunContext& ctx, Model& model, OptimWrapper& optim,
+                     dist::DistributedDataParallel* ddp, std::shared_ptr<const Dataset> train_data,
                      std::shared_ptr<const Dataset> val_data, Evaluator* val_evaluator,
                      std::int64_t iters_per_epoch)
     : options_(options),
@@ -73,10 +73,8 @@ TrainLoop::TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model&
       train_data_(std::move(train_data)),
       val_data_(std::move(val_data)),
       val_evaluator_(val_evaluator),
-      plan_(train_loop_registry().build(options_.train_cfg)) {
-  if (iters_per_epoch < 1) throw std::invalid_argument("TrainLoop: iters_per_epoch must be >= 1");
-  progress_.iters_per_epoch = iters_per_epoch;
-  plan_->set_limits(progress_);
+      plan_(std::move(plan)),
+      progress_(planned_progress(*plan_, iters_per_epoch)) {
   if (can_validate()) val_loop_ = eval_loop_registry().build(options_.val_cfg);
 }
 

@@ -44,11 +44,12 @@ void set_cpu_rng_state(const std::string& bytes);
 
 class TrainLoop final : public LoopContext {
  public:
-  // Builds the loop plan options.train_cfg names (and, with validation data, the loop
-  // options.val_cfg names) and reads the loaders from `options`. `ddp`
+  // `plan`: the one options.train_cfg names (train_loop_registry()). Builds, with validation
+  // data, the loop options.val_cfg names and reads the loaders from `options`. `ddp`
   // (may be null: one process), `val_data` and `val_evaluator` (null: no validation) are not owned;
   // everything must outlive the loop.
-  TrainLoop(const RunnerOptions& options, const RunContext& ctx, Model& model, OptimWrapper& optim,
+  TrainLoop(const RunnerOptions& options, std::shared_ptr<const LoopPlan> plan,
+            const RunContext& ctx, Model& model, OptimWrapper& optim,
             dist::DistributedDataParallel* ddp, std::shared_ptr<const Dataset> train_data,
             std::shared_ptr<const Dataset> val_data, Evaluator* val_evaluator,
             std::int64_t iters_per_epoch);

@@ -1,6 +1,8 @@
 #include "worker/engine/train_loop_registry.h"
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "worker/engine/train_loop_plans.h"
 
@@ -32,10 +34,13 @@ ValidationRule validation_rule(const config::Config& node) {
                         .begin = node.get<std::int64_t>("val_begin")};
 }
 
-LoopProgress planned_progress(const config::Config& train_cfg, std::int64_t iters_per_epoch) {
+LoopProgress planned_progress(const LoopPlan& plan, std::int64_t iters_per_epoch) {
+  if (iters_per_epoch < 1)
+    throw std::invalid_argument("a training loop needs iters_per_epoch >= 1, got " +
+                                std::to_string(iters_per_epoch));
   LoopProgress progress;
   progress.iters_per_epoch = iters_per_epoch;
-  train_loop_registry().build(train_cfg)->set_limits(progress);
+  plan.set_limits(progress);
   return progress;
 }
 

@@ -18,9 +18,9 @@ config::Registry<LoopPlan>& train_loop_registry();
 // The keys every loop has (val_interval, val_begin) from its validated node.
 ValidationRule validation_rule(const config::Config& node);
 
-// The progress a run starts from: passes of `iters_per_epoch` iterations and the limits the
-// plan `train_cfg` names sets.
-LoopProgress planned_progress(const config::Config& train_cfg, std::int64_t iters_per_epoch);
+// The progress a run starts from: passes of `iters_per_epoch` iterations (>= 1, else
+// std::invalid_argument) and the limits `plan` sets.
+LoopProgress planned_progress(const LoopPlan& plan, std::int64_t iters_per_epoch);
 
 // A train_cfg mapping from YAML ("{max_epochs: 2}"), validated, with the schema's defaults:
 // options built in code use it where a config's node goes. Needs the schemas registered

@@ -142,7 +142,8 @@ class TrainLoopTest : public ::testing::Test {
     Bare(const RunnerOptions& o, std::int64_t samples)
         : options(o),
           optim(*model, optim_wrapper_options(o.optim_wrapper, /*max_iters=*/6)),
-          loop(options, RunContext{}, *model, optim, nullptr, data(samples), nullptr, nullptr, 3) {}
+          loop(options, train_loop_registry().build(options.train_cfg), RunContext{}, *model, optim,
+               nullptr, data(samples), nullptr, nullptr, 3) {}
   };
 
   // What a RecordingHook saw of a Runner's run with `o`, validating on 32 samples; `extra`
@@ -391,7 +392,7 @@ TEST_F(TrainLoopTest, ByEpochFalseWithoutATypeIsAnIterationLoop) {
   components::register_builtin_components();
   const config::Config cfg = train_loop_config("{by_epoch: false, max_iters: 7}");
   EXPECT_EQ(cfg.get<std::string>("type"), "IterBasedTrainLoop");
-  const LoopProgress p = planned_progress(cfg, 3);
+  const LoopProgress p = planned_progress(*train_loop_registry().build(cfg), 3);
   EXPECT_FALSE(p.by_epoch());
   EXPECT_EQ(p.max_iters(), 7);
   EXPECT_EQ(p.max_epochs, 3);
