@@ -12,10 +12,12 @@ start=$(date +%s)
 testbin_pid=""
 testbin_log="$(mktemp "${TMPDIR:-/tmp}/ddp3d-testbin.XXXXXX.log")"
 if [[ -f "$ROOT/tests/testbin/build.sh" ]]; then
-  nice -n 19 bash "$ROOT/tests/testbin/build.sh" >"$testbin_log" 2>&1 &
+  # Its own process group (setsid: a background job of a script is never a group leader, so
+  # setsid needs no fork and $! is the group's id): a failed set-up stops its go builds too.
+  setsid nice -n 19 bash "$ROOT/tests/testbin/build.sh" >"$testbin_log" 2>&1 &
   testbin_pid=$!
 fi
-trap '[[ -z "$testbin_pid" ]] || kill "$testbin_pid" 2>/dev/null || true; rm -f "$testbin_log"' EXIT
+trap '[[ -z "$testbin_pid" ]] || kill -- "-$testbin_pid" 2>/dev/null || true; rm -f "$testbin_log"' EXIT
 bash "$ROOT/tools/setup.sh"
 if [[ -n "$testbin_pid" ]]; then
   testbin_rc=0
