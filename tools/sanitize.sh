@@ -3,6 +3,7 @@
 #
 #   tools/sanitize.sh asan    # AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)
 #   tools/sanitize.sh tsan    # ThreadSanitizer, torch-free tree (build-tsan)
+#   tools/sanitize.sh KIND --build-only   # the tree only (tools/prebuild_test_parts.sh)
 #
 # asan: the shared-memory all-reduce and heartbeats (dist_unit_tests), DDP across real rank
 #   processes (ddp_dist_tests), the HTTP server, the kube client pieces and the operator's
@@ -11,11 +12,18 @@
 #   real kube-apiserver (kube.integration) and the job controller inside the real operator
 #   binary (integration.operator.ReconcileTest). LibTorch is left out: its uninstrumented
 #   thread pools would only produce false reports.
+# The build holds the tree's lock (a second run waits for it) and runs at nice 19.
 # Any sanitizer report fails the test that produced it (halt_on_error / no recovery). The last
 # line is `N passed, N failed` (test programs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kind="${1:-}"
+build_only=0
+case "${2:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  *) echo "usage: $0 asan|tsan [--build-only]" >&2; exit 2 ;;
+esac
 case "$kind" in
   asan)
     flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
@@ -38,16 +46,23 @@ case "$kind" in
       tests/unit/operator/operator_manager_tests)
     ctest_regex="^(kube\.integration|integration\.operator\.ReconcileTest)$"
     ;;
-  *) echo "usage: $0 asan|tsan" >&2; exit 2 ;;
+  *) echo "usage: $0 asan|tsan [--build-only]" >&2; exit 2 ;;
 esac
 BUILD="${DDP3D_SANITIZE_BUILD_DIR:-$ROOT/build-$kind}"
 VENV="${DDP3D_VENV:-${DDP3D_CACHE:-$HOME/.cache/ddp3d}/venv-torch-${DDP3D_TORCH_VERSION:-2.15.0}}"
+mkdir -p "$BUILD"
+exec 8>"$BUILD/.ddp3d-test.lock"
+flock 8
 if [[ ! -f "$BUILD/build.ninja" ]]; then
+  # -g1: line tables are what the reports' stack traces need, at half the objects' size and
+  # less compile time than -g.
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DDDP3D_PYTHON="$VENV/bin/python" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "${args[@]}" >&2
 fi
-cmake --build "$BUILD" -j "${DDP3D_JOBS:-2}" --target "${targets[@]}" >&2
+nice -n 19 cmake --build "$BUILD" -j "${DDP3D_JOBS:-2}" --target "${targets[@]}" >&2
+((build_only == 0)) || exit 0
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"

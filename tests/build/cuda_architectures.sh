@@ -8,9 +8,11 @@
 #
 #   bash tests/build/cuda_architectures.sh
 #   DDP3D_CUDA_ARCHITECTURES=90 bash tests/build/cuda_architectures.sh   # another list: fails
+#   bash tests/build/cuda_architectures.sh --build-only   # the tree only (tools/prebuild_test_parts.sh)
 #
 # The toolkit comes from tools/cuda_toolkit.sh (cached under ~/.cache/ddp3d; $DDP3D_CUDA_ROOT
-# if set). nvcc runs under ccache (the root CMakeLists.txt), so a cold tree with a warm cache
+# if set). The build runs at nice 19: it is not timing-sensitive, the tests beside it are.
+# nvcc runs under ccache (the root CMakeLists.txt), so a cold tree with a warm cache
 # is quick, and a warm tree only re-runs CMake. The cached DDP3D_CUDA_ARCHITECTURES is dropped
 # on every run so that a changed default in cmake/Torch.cmake is what gets checked.
 # Environment: DDP3D_CUDA_ARCHS_BUILD_DIR, DDP3D_JOBS (default 2), DDP3D_VENV.
@@ -21,6 +23,12 @@ VENV="${DDP3D_VENV:-${DDP3D_CACHE:-$HOME/.cache/ddp3d}/venv-torch-${DDP3D_TORCH_
 TARGETS=(ddp3d_ops_cuda ddp3d_data_cuda)
 EXPECT_ELF=(sm_80 sm_86 sm_89 sm_90)
 EXPECT_PTX=(sm_90) # cuobjdump names compute_90 PTX after the architecture: "<file>.sm_90.ptx"
+build_only=0
+case "${1:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  *) echo "usage: $0 [--build-only]" >&2; exit 2 ;;
+esac
 
 mkdir -p "$BUILD"
 # One run per tree at a time (two ninjas in one tree corrupt it).
@@ -50,9 +58,10 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDP3D_WITH_CU
 archs=$(sed -n 's/^DDP3D_CUDA_ARCHITECTURES:STRING=//p' "$BUILD/CMakeCache.txt")
 say "configured $BUILD, DDP3D_CUDA_ARCHITECTURES=$archs"
 
-cmake --build "$BUILD" -j "${DDP3D_JOBS:-2}" --target "${TARGETS[@]}" >&2 ||
+nice -n 19 cmake --build "$BUILD" -j "${DDP3D_JOBS:-2}" --target "${TARGETS[@]}" >&2 ||
   fail "building ${TARGETS[*]}"
 say "built ${TARGETS[*]}"
+((build_only == 0)) || exit 0
 
 # Every tracked kernel file must have been built by one of TARGETS: a new .cu file in another
 # target fails here until TARGETS lists it.

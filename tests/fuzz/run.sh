@@ -2,8 +2,11 @@
 # Builds the libFuzzer harnesses in their own clang tree (ASan+UBSan) and runs each for a while
 # over its seed corpus (tests/fuzz/corpus/<name>, copied: the source tree is never written).
 #
-#   tests/fuzz/run.sh [--seconds S] [--only NAME] [--jobs N]
+#   tests/fuzz/run.sh [--seconds S] [--only NAME] [--jobs N] [--build-only]
 #
+# The build runs at nice 19 (it is not timing-sensitive, the tests beside it are) and holds
+# the tree's lock, so a second run waits for it (tools/prebuild_test_parts.sh builds the tree
+# ahead of the suite's fuzz.short_runs).
 # A crash, sanitizer report, timeout (-timeout=10 s per input) or an input that needs more than
 # 2 GiB (-rss_limit_mb) fails the run; the reproducer is kept under $DDP3D_FUZZ_OUT (default
 # build-fuzz/findings). One line per fuzzer gives executions, execs/s, coverage and corpus size;
@@ -12,22 +15,29 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${DDP3D_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 OUT="${DDP3D_FUZZ_OUT:-$BUILD/findings}"
-seconds=20 only="" jobs="${DDP3D_JOBS:-2}"
+seconds=20 only="" jobs="${DDP3D_JOBS:-2}" build_only=0
 while (($#)); do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    *) echo "usage: $0 [--seconds S] [--only NAME] [--jobs N]" >&2; exit 2 ;;
+    --build-only) build_only=1; shift ;;
+    *) echo "usage: $0 [--seconds S] [--only NAME] [--jobs N] [--build-only]" >&2; exit 2 ;;
   esac
 done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "--seconds: a positive integer, not '$seconds'" >&2; exit 2; }
 command -v clang++-14 >/dev/null || { echo "fuzz: clang++-14 missing (Debian clang-14, libclang-rt-14-dev; tools/setup.sh installs them)" >&2; exit 1; }
+mkdir -p "$BUILD"
+exec 8>"$BUILD/.ddp3d-test.lock"
+flock 8
 if [[ ! -f "$BUILD/build.ninja" ]]; then
+  # -g1 (clang: line tables only): what a finding's stack trace needs.
   CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DDDP3D_FUZZ=ON >&2
 fi
-cmake --build "$BUILD" -j "$jobs" >&2
+nice -n 19 cmake --build "$BUILD" -j "$jobs" >&2
+((build_only == 0)) || exit 0
 mkdir -p "$OUT"
 passed=0 failed=0
 for corpus in "$ROOT"/tests/fuzz/corpus/*/; do
