@@ -6,36 +6,46 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${DDP3D_BUILD_DIR:-$ROOT/build}"
 start=$(date +%s)
-# Real Kubernetes parts for the integration tests (kube-apiserver and etcd from Go modules,
-# built once per machine, cached), built beside the set-up at nice 19: on a new machine they
-# take the cores while the set-up waits on downloads, and yield them to its C++ build.
-testbin_pid=""
-testbin_log="$(mktemp "${TMPDIR:-/tmp}/ddp3d-testbin.XXXXXX.log")"
-if [[ -f "$ROOT/tests/testbin/build.sh" ]]; then
-  # Its own process group (setsid: a background job of a script is never a group leader, so
-  # setsid needs no fork and $! is the group's id): a failed set-up stops its go builds too.
-  setsid nice -n 19 bash "$ROOT/tests/testbin/build.sh" >"$testbin_log" 2>&1 &
-  testbin_pid=$!
-fi
-trap '[[ -z "$testbin_pid" ]] || kill -- "-$testbin_pid" 2>/dev/null || true; rm -f "$testbin_log"' EXIT
-bash "$ROOT/tools/setup.sh"
-if [[ -n "$testbin_pid" ]]; then
-  testbin_rc=0
-  wait "$testbin_pid" || testbin_rc=$?
-  testbin_pid=""
-  cat "$testbin_log" >&2
-  ((testbin_rc == 0)) || { echo "[test] tests/testbin/build.sh failed (exit $testbin_rc)" >&2; exit 1; }
-fi
-rm -f "$testbin_log"
-echo "[test] set-up took $(( $(date +%s) - start )) s" >&2
 # Every test's scratch space (Python's tempfile, the C++ tests' make_temp_dir, the cluster
 # scenarios' node folders) lives under one folder per run, removed when the run ends: an
 # interrupted test cannot leave gigabytes behind, and a shared disk does not fill run by run
 # until the test cluster's kubelets report DiskPressure. --one-file-system: never follow a
 # mount a killed cluster scenario left behind.
 TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/ddp3d-test.XXXXXX")"
-trap 'rm -rf --one-file-system "$TEST_TMP" 2>/dev/null || true' EXIT
+# The whole suite (no ctest arguments) first starts what its tests would otherwise compile
+# inside their slots (tools/prebuild_test_parts.sh), in the background at nice 19: the Go-built
+# Kubernetes parts at once, then the sanitizer, fuzz and CUDA trees once the set-up has made
+# the venv they configure against. Its own process group (setsid: a background job of a script
+# is never a group leader, so $! is the group's id), stopped when this script exits. Its log
+# stays in the build tree.
+prebuild_group=""
+prebuild_log="$BUILD_DIR/prebuild.log"
+setup_done="$TEST_TMP/setup-done"
+finish() {
+  [[ -z "$prebuild_group" ]] || kill -- "-$prebuild_group" 2>/dev/null || true
+  rm -rf --one-file-system "$TEST_TMP" 2>/dev/null || true
+}
+trap finish EXIT
+if (($# == 0)); then
+  mkdir -p "$BUILD_DIR"
+  setsid nice -n 19 bash "$ROOT/tools/prebuild_test_parts.sh" all --trees-after "$setup_done" \
+    >"$prebuild_log" 2>&1 &
+  prebuild_group=$!
+  echo "[test] building the test cluster's Go parts, then the fuzz, CUDA and sanitizer trees, in the background at nice 19 (log: $prebuild_log)" >&2
+fi
+bash "$ROOT/tools/setup.sh"
+touch "$setup_done"
+echo "[test] set-up took $(( $(date +%s) - start )) s" >&2
 export TMPDIR="$TEST_TMP"
 echo "[test] scratch space: $TEST_TMP ($(df -h --output=avail "$TEST_TMP" | tail -1 | tr -d ' ') free)" >&2
 cd "$BUILD_DIR"
-ctest --output-on-failure --timeout 900 -j "${DDP3D_TEST_JOBS:-2}" "$@"
+rc=0
+ctest --output-on-failure --timeout 900 -j "${DDP3D_TEST_JOBS:-2}" "$@" 2>&1 | tee "$TEST_TMP/ctest.log" || rc=$?
+if [[ -n "$prebuild_group" ]]; then
+  echo "[test] built in the background:" >&2
+  grep -h '^\[prebuild\]' "$prebuild_log" >&2 || true
+fi
+# The closing line: ctest's count, and the whole run's time.
+summary="$(grep -E '^[0-9]+% tests passed' "$TEST_TMP/ctest.log" | tail -1 || true)"
+echo "[test] ${summary:-ctest printed no result (exit $rc)}; $(( $(date +%s) - start )) s in all"
+exit "$rc"
