@@ -15,22 +15,27 @@ TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/ddp3d-test.XXXXXX")"
 # The whole suite (no ctest arguments) first starts what its tests would otherwise compile
 # inside their slots (tools/prebuild_test_parts.sh), in the background at nice 19: the Go-built
 # Kubernetes parts at once, then the sanitizer, fuzz and CUDA trees once the set-up has made
-# the venv they configure against. Its own process group (setsid: a background job of a script
-# is never a group leader, so $! is the group's id), stopped when this script exits. Its log
-# stays in the build tree.
-prebuild_group=""
+# the venv they configure against. Its own session and process group (setsid), whose id it
+# writes down, stopped when this script exits. Where the kernel schedules each session as a
+# group (autogroup), nice only ranks processes within a session: the session's own nice is set
+# to 19 too, or the builds would take half the cores whatever the tests need. Its log stays in
+# the build tree.
+prebuild=0
 prebuild_log="$BUILD_DIR/prebuild.log"
+prebuild_group="$TEST_TMP/prebuild.pgid"
 setup_done="$TEST_TMP/setup-done"
 finish() {
-  [[ -z "$prebuild_group" ]] || kill -- "-$prebuild_group" 2>/dev/null || true
+  [[ ! -s "$prebuild_group" ]] || kill -- "-$(cat "$prebuild_group")" 2>/dev/null || true
   rm -rf --one-file-system "$TEST_TMP" 2>/dev/null || true
 }
 trap finish EXIT
 if (($# == 0)); then
   mkdir -p "$BUILD_DIR"
-  setsid nice -n 19 bash "$ROOT/tools/prebuild_test_parts.sh" all --trees-after "$setup_done" \
-    >"$prebuild_log" 2>&1 &
-  prebuild_group=$!
+  # shellcheck disable=SC2016 # $0, $1 and $@ belong to the inner shell
+  setsid bash -c 'echo $$ >"$1"; shift; [[ ! -w /proc/self/autogroup ]] || echo 19 >/proc/self/autogroup
+    exec nice -n 19 bash "$0" "$@"' "$ROOT/tools/prebuild_test_parts.sh" "$prebuild_group" \
+    all --trees-after "$setup_done" >"$prebuild_log" 2>&1 &
+  prebuild=1
   echo "[test] building the test cluster's Go parts, then the fuzz, CUDA and sanitizer trees, in the background at nice 19 (log: $prebuild_log)" >&2
 fi
 bash "$ROOT/tools/setup.sh"
@@ -41,7 +46,7 @@ echo "[test] scratch space: $TEST_TMP ($(df -h --output=avail "$TEST_TMP" | tail
 cd "$BUILD_DIR"
 rc=0
 ctest --output-on-failure --timeout 900 -j "${DDP3D_TEST_JOBS:-2}" "$@" 2>&1 | tee "$TEST_TMP/ctest.log" || rc=$?
-if [[ -n "$prebuild_group" ]]; then
+if ((prebuild)); then
   echo "[test] built in the background:" >&2
   grep -h '^\[prebuild\]' "$prebuild_log" >&2 || true
 fi
