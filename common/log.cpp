@@ -1,10 +1,11 @@
 #include "common/log.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <mutex>
+#include <string>
+
+#include "common/local_time.h"
 
 namespace ddp3d::log {
 namespace {
@@ -55,14 +56,10 @@ void write(Level level, std::string_view message) {
   auto& s = state();
   std::lock_guard lock(s.mutex);
   if (level < s.level) return;
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%m/%d %H:%M:%S", &tm);
-  std::fprintf(stderr, "%s %s%s%s - %.*s\n", stamp, s.prefix.c_str(), s.prefix.empty() ? "" : " ",
-               level_name(level), static_cast<int>(message.size()), message.data());
+  const std::string stamp = format_local_now("%m/%d %H:%M:%S");
+  std::fprintf(stderr, "%s %s%s%s - %.*s\n", stamp.c_str(), s.prefix.c_str(),
+               s.prefix.empty() ? "" : " ", level_name(level), static_cast<int>(message.size()),
+               message.data());
   std::fflush(stderr);
 }
 

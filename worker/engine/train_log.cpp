@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/json_string.h"
+#include "common/local_time.h"
 #include "common/log.h"
 
 namespace ddp3d::engine {
@@ -36,15 +36,6 @@ std::string json_number(double v) {
 std::string padded(std::int64_t v, std::size_t width) {
   std::string s = std::to_string(v);
   return std::string(width > s.size() ? width - s.size() : 0, ' ') + s;
-}
-
-std::string now_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y/%m/%d %H:%M:%S", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -140,7 +131,7 @@ TrainLog::TrainLog(bool enabled, const std::filesystem::path& run_dir, const std
 }
 
 void TrainLog::to_file(const std::string& level, const std::string& line) {
-  log_ << now_stamp() << " - ddp3d - " << level << " - " << line << "\n";
+  log_ << format_local_now("%Y/%m/%d %H:%M:%S") << " - ddp3d - " << level << " - " << line << "\n";
   log_.flush();
 }
 

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <ctime>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -18,6 +17,7 @@
 #endif
 
 #include "common/io/atomic_file.h"
+#include "common/local_time.h"
 #include "common/log.h"
 #include "worker/dist/default_process_group.h"
 #include "worker/dist/dist_env.h"
@@ -33,15 +33,6 @@ void check_type(const config::Config& cfg, const std::string& key, auto& registr
   if (!cfg.has(key + ".type")) return;
   const std::string type = cfg.get<std::string>(key + ".type");
   if (!registry.contains(type)) registry.build(cfg.node(key));  // throws the named error
-}
-
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%d_%H%M%S", &tm);
-  return buf;
 }
 
 // visualizer.vis_backends' types (the schema checked them); LocalVisBackend alone by default.
@@ -184,7 +175,7 @@ std::unique_ptr<Session> start_session(const config::Config& cfg, const std::str
 
   const std::string name = cfg.file().stem().string();
   s->work_dir = work_dir_of(cfg);
-  std::string stamp = timestamp();
+  std::string stamp = format_local_now("%Y%m%d_%H%M%S");
   const bool rank0 = s->ctx.rank == 0;
   if (rank0) {
     // A run restarted within the same second (a resume right after a crash) gets its own
